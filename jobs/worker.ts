@@ -1,0 +1,31 @@
+/**
+ * The job worker: graphile-worker over the same PostgreSQL. Tasks are thin
+ * and call into server/*; the task list is built here with the injected
+ * dependencies.
+ */
+import { run, type Runner, type TaskList } from 'graphile-worker';
+import type { Deps } from '../server/deps.js';
+import { silentLogger } from '../db/migrate.js';
+import { expirePaymentTask } from './tasks/expire-payment.js';
+import { sweepExpiriesTask } from './tasks/sweep-expiries.js';
+
+export function taskList(deps: Deps): TaskList {
+  return {
+    expire_payment: expirePaymentTask(deps),
+    sweep_expiries: sweepExpiriesTask(deps),
+  };
+}
+
+export const CRONTAB = ['* * * * * sweep_expiries ?max=1'].join('\n');
+
+export async function startWorker(deps: Deps, options: { concurrency?: number; pollInterval?: number; crontab?: boolean } = {}): Promise<Runner> {
+  return run({
+    connectionString: deps.database.url,
+    concurrency: options.concurrency ?? 4,
+    pollInterval: options.pollInterval ?? 1000,
+    noHandleSignals: true,
+    logger: silentLogger,
+    taskList: taskList(deps),
+    ...(options.crontab === false ? {} : { crontab: CRONTAB }),
+  });
+}

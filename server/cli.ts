@@ -1,0 +1,112 @@
+/**
+ * The operator CLI (CONTRACT §9): `npm run kassa -- <command> [options]`.
+ * With --json a command prints exactly one JSON object on stdout and nothing
+ * else; human output otherwise.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { createApiKey, createBusiness, createOperator, getBusiness } from './businesses/business-service.js';
+import { ConfigError, loadConfig } from './config.js';
+import { SCOPES, type Scope } from './money/catalog.js';
+import { connect, openDatabase, resolveMasterKey } from './runtime.js';
+
+const USAGE = `Usage: npm run kassa -- <command> [options]
+
+  business:create --name <n> [--withdrawal-callback-url <u>] [--payment-callback-url <u>] [--json]
+  apikey:create   --business <id> --scopes ${SCOPES.join(',')} [--json]
+  operator:create --name <n> --role admin|viewer [--json]
+  migrate
+`;
+
+class UsageError extends Error {}
+
+const httpUrl = z.url({ protocol: /^https?$/ });
+
+async function run(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      'withdrawal-callback-url': { type: 'string' },
+      'payment-callback-url': { type: 'string' },
+      business: { type: 'string' },
+      scopes: { type: 'string' },
+      role: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (!command || command === 'help' || command === '--help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const commands = ['business:create', 'apikey:create', 'operator:create', 'migrate'];
+  if (!commands.includes(command)) throw new UsageError(`Unknown command ${command}.`);
+
+  const config = loadConfig();
+  const opened = await openDatabase(config);
+  const database = connect(opened.url, { max: 2 });
+  const masterKey = resolveMasterKey(config);
+  const print = (json: Record<string, unknown>, human: string) =>
+    process.stdout.write(values.json ? `${JSON.stringify(json)}\n` : `${human}\n`);
+  try {
+    switch (command) {
+      case 'migrate':
+        print({ migrated: true }, 'Database migrated.');
+        break;
+      case 'business:create': {
+        if (!values.name) throw new UsageError('--name is required.');
+        const urls = {
+          withdrawalCallbackUrl: values['withdrawal-callback-url'],
+          paymentCallbackUrl: values['payment-callback-url'],
+        };
+        for (const [key, url] of Object.entries(urls)) {
+          if (url !== undefined && !httpUrl.safeParse(url).success) throw new UsageError(`${key} must be an http(s) URL.`);
+        }
+        const created = await createBusiness(database.db, masterKey, { name: values.name, ...urls });
+        const out = {
+          businessId: created.business.id,
+          apiKey: created.apiKey,
+          apiSecret: created.apiSecret,
+          callbackSecret: created.callbackSecret,
+        };
+        print(out, Object.entries(out).map(([k, v]) => `${k.padEnd(15)} ${v}`).join('\n'));
+        break;
+      }
+      case 'apikey:create': {
+        if (!values.business || !z.guid().safeParse(values.business).success) throw new UsageError('--business <uuid> is required.');
+        const scopes = (values.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+        const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+        if (scopes.length === 0 || unknown.length) throw new UsageError(`--scopes must list some of ${SCOPES.join(', ')}${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}.`);
+        await getBusiness(database.db, values.business);
+        const key = await createApiKey(database.db, masterKey, values.business, scopes as Scope[]);
+        const out = { businessId: values.business, apiKeyId: key.apiKeyId, apiKey: key.apiKey, apiSecret: key.apiSecret, scopes: key.scopes };
+        print(out, `apiKey    ${key.apiKey}\napiSecret ${key.apiSecret}\nscopes    ${key.scopes.join(',')}`);
+        break;
+      }
+      case 'operator:create': {
+        if (!values.name) throw new UsageError('--name is required.');
+        if (values.role !== 'admin' && values.role !== 'viewer') throw new UsageError('--role must be admin or viewer.');
+        const op = await createOperator(database.db, values.name, values.role);
+        print({ operatorId: op.operatorId, name: values.name, role: values.role, token: op.token }, `Bearer token (shown once): ${op.token}`);
+        break;
+      }
+    }
+  } finally {
+    await database.close();
+    await opened.stop();
+  }
+}
+
+run(process.argv.slice(2)).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    if (error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,89 @@
+/**
+ * Configuration: the environment variables of CONTRACT §1, validated once at
+ * start by one zod schema. A bad value stops the process with a message
+ * naming the variable.
+ */
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const seconds = z.coerce.number().int().positive();
+
+const EnvSchema = z.object({
+  NODE_ENV: z.string().optional(),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  KASSA_SANDBOX: bool.optional(),
+  KASSA_MASTER_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$|^[A-Za-z0-9+/_-]{43}=?$/, 'must be 32 bytes as 64 hex chars or base64')
+    .optional(),
+  KASSA_CALLBACK_RETRY_INTERVAL_S: seconds.default(120),
+  KASSA_CALLBACK_RETRY_WINDOW_S: seconds.default(86400),
+  KASSA_CALLBACK_TIMEOUT_MS: z.coerce.number().int().positive().default(10000),
+  KASSA_ALLOW_PRIVATE_CALLBACK_URLS: bool.optional(),
+  KASSA_SANDBOX_BROADCAST_DELAY_S: z.coerce.number().min(0).default(5),
+  KASSA_SANDBOX_CONFIRM_DELAY_S: z.coerce.number().min(0).default(3),
+  KASSA_DATA_DIR: z.string().min(1).default('.kassa'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = {
+  databaseUrl: string | undefined;
+  port: number;
+  host: string;
+  publicUrl: string;
+  sandbox: boolean;
+  production: boolean;
+  masterKey: string | undefined;
+  callbackRetryIntervalS: number;
+  callbackRetryWindowS: number;
+  callbackTimeoutMs: number;
+  allowPrivateCallbackUrls: boolean;
+  sandboxBroadcastDelayS: number;
+  sandboxConfirmDelayS: number;
+  dataDir: string;
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parse and validate the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Empty strings count as unset, as a shell `FOO= npm start` intends.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${String(i.path[0])}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  const sandbox = e.KASSA_SANDBOX ?? !production;
+  if (!sandbox && !e.KASSA_MASTER_KEY) {
+    throw new ConfigError('Invalid configuration:\n  KASSA_MASTER_KEY: required outside sandbox');
+  }
+  return {
+    databaseUrl: e.DATABASE_URL,
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    sandbox,
+    production,
+    masterKey: e.KASSA_MASTER_KEY,
+    callbackRetryIntervalS: e.KASSA_CALLBACK_RETRY_INTERVAL_S,
+    callbackRetryWindowS: e.KASSA_CALLBACK_RETRY_WINDOW_S,
+    callbackTimeoutMs: e.KASSA_CALLBACK_TIMEOUT_MS,
+    allowPrivateCallbackUrls: e.KASSA_ALLOW_PRIVATE_CALLBACK_URLS ?? sandbox,
+    sandboxBroadcastDelayS: e.KASSA_SANDBOX_BROADCAST_DELAY_S,
+    sandboxConfirmDelayS: e.KASSA_SANDBOX_CONFIRM_DELAY_S,
+    dataDir: e.KASSA_DATA_DIR,
+    logLevel: e.LOG_LEVEL,
+  };
+}

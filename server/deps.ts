@@ -1,0 +1,20 @@
+/**
+ * What the services need from the outside world, injected once: the
+ * database, the master key, rates, the chain and the clock. Tests build it
+ * with their own database and clock.
+ */
+import type { Database } from '../db/client.js';
+import type { ChainAdapter } from './chain/adapter.js';
+import type { Config } from './config.js';
+import type { RatesProvider } from './money/rates.js';
+import type { MasterKey } from './security/secrets.js';
+
+export type Deps = {
+  config: Config;
+  database: Database;
+  masterKey: MasterKey;
+  rates: RatesProvider;
+  chain: ChainAdapter;
+  /** The clock. Injected so expiry and retry schedules are testable without sleeping. */
+  now: () => Date;
+};

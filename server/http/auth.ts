@@ -1,0 +1,51 @@
+/**
+ * Merchant request authentication (CONTRACT §2) as a Fastify preHandler:
+ * parse the KASSA-API header, check the clock, find the key, verify the
+ * HMAC over the raw body in constant time, then the scope. Missing, bad,
+ * unknown, revoked or wrongly signed → 401; valid key without the scope → 403.
+ */
+import { eq } from 'drizzle-orm';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { apiKeys } from '../../db/schema.js';
+import type { Deps } from '../deps.js';
+import { forbidden, unauthorized } from '../errors.js';
+import type { Scope } from '../money/catalog.js';
+import { decryptSecret, safeEqual } from '../security/secrets.js';
+import { MAX_CLOCK_SKEW_S, parseAuthorization, sign } from './signature.js';
+
+export type ApiCaller = { apiKeyId: string; apiKey: string; businessId: string; scopes: readonly string[] };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The raw body as received, for signature verification ('' when there is none). */
+    rawBody?: string;
+    caller?: ApiCaller;
+  }
+}
+
+export async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiCaller> {
+  const parsed = parseAuthorization(request.headers.authorization);
+  if (!parsed) {
+    throw unauthorized('Missing or malformed Authorization header; expected KASSA-API api-key=…,signature=…,timestamp=….');
+  }
+  const skew = Math.abs(Math.floor(deps.now().getTime() / 1000) - parsed.timestamp);
+  if (skew > MAX_CLOCK_SKEW_S) throw unauthorized(`The timestamp is more than ${MAX_CLOCK_SKEW_S} s away from the server clock.`);
+  const key = await deps.database.db.query.apiKeys.findFirst({ where: eq(apiKeys.key, parsed.apiKey) });
+  // The same answer for unknown and revoked keys and bad signatures: no oracle for key existence.
+  const invalid = () => unauthorized('Invalid API key or signature.');
+  if (!key || key.revokedAt) throw invalid();
+  const expected = sign(decryptSecret(deps.masterKey, key.secretEnc), String(parsed.timestamp), request.method, request.url, request.rawBody ?? '');
+  if (!safeEqual(expected, parsed.signature)) throw invalid();
+  return { apiKeyId: key.id, apiKey: key.key, businessId: key.businessId, scopes: key.scopes };
+}
+
+/** preHandler requiring a valid signature and, when given, a scope. */
+export function requireApiKey(deps: Deps, scope?: Scope): preHandlerAsyncHookHandler {
+  return async (request) => {
+    const caller = await authenticate(deps, request);
+    if (scope && !caller.scopes.includes(scope)) {
+      throw forbidden('FORBIDDEN_SCOPE', `This API key lacks the ${scope} scope.`);
+    }
+    request.caller = caller;
+  };
+}

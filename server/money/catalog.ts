@@ -1,0 +1,152 @@
+/**
+ * The spec's tables as data (spec §2.1, §9 change history, CONTRACT §4–§6).
+ *
+ * Every enumeration, every currency→network pairing and every per-currency
+ * precision lives here, typed `as const`, so that validation, pricing, the
+ * OpenAPI document and the checkout all read the same source.
+ */
+
+export const FIAT_CURRENCIES = [
+  'AED', 'ARS', 'AUD', 'BDT', 'BGN', 'BRL', 'CAD', 'CHF', 'CLP', 'CNY', 'CZK', 'DKK', 'EUR', 'GBP',
+  'HKD', 'HRK', 'HUF', 'IDR', 'ILS', 'INR', 'ISK', 'JPY', 'KES', 'KRW', 'MXN', 'MYR', 'NOK', 'NZD',
+  'PEN', 'PHP', 'PLN', 'QAR', 'RON', 'SEK', 'SGD', 'THB', 'TRY', 'USD', 'VND', 'ZAR',
+] as const;
+export type FiatCurrency = (typeof FIAT_CURRENCIES)[number];
+
+export const CRYPTO_CURRENCIES = [
+  'BCH', 'BNB', 'BTC', 'ETH', 'LINK', 'LTC', 'SOL', 'TRX', 'USDC', 'USDT', 'XLM', 'XRP',
+] as const;
+export type CryptoCurrency = (typeof CRYPTO_CURRENCIES)[number];
+
+export const NETWORKS = ['BCH', 'BTC', 'LTC', 'XLM', 'XRP', 'ETH', 'BSC', 'SOL', 'TRX'] as const;
+export type Network = (typeof NETWORKS)[number];
+
+export const SETTLEMENT_CURRENCIES = ['BTC', 'USDC', 'USDT', 'EUR', 'GBP', 'USD'] as const;
+export type SettlementCurrency = (typeof SETTLEMENT_CURRENCIES)[number];
+
+/** The currency every deposit is also valued in ("uniform" amounts). */
+export const UNIFORM_CURRENCY = 'EUR' as const;
+
+export const PAYMENT_TYPES = ['ONE_TIME', 'REUSABLE'] as const;
+export type PaymentType = (typeof PAYMENT_TYPES)[number];
+export const RATE_TYPES = ['FIXED', 'FLOATING'] as const;
+export type RateType = (typeof RATE_TYPES)[number];
+export const REDIRECT_MODES = ['PARENT', 'SELF'] as const;
+export type RedirectMode = (typeof REDIRECT_MODES)[number];
+export const OVERPAYMENT_POLICIES = ['PROCESS', 'EXCESS_REFUND'] as const;
+export type OverpaymentPolicy = (typeof OVERPAYMENT_POLICIES)[number];
+
+export const PAYMENT_STATUSES = [
+  'NEW', 'PENDING', 'AWAITING', 'DEPOSITED', 'EXPIRED', 'BLOCKED', 'OVERPAID', 'UNPROCESSABLE', 'FAILED',
+] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+export const DEPOSIT_STATUSES = [
+  'COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'UNPROCESSABLE', 'FAILED',
+] as const;
+export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
+
+export const REFUND_TYPES = ['PARTIAL', 'FULL'] as const;
+export const REFUND_STATUSES = ['PENDING', 'CONFIRMED', 'NON_REFUNDABLE'] as const;
+export const REFUND_REASONS = [
+  'OVERPAYMENT', 'CURRENCY_MISMATCH', 'FOLLOW_UP_DEPOSIT', 'RESTRICTED_CURRENCY', 'ILLICIT_DEPOSIT',
+] as const;
+
+/** Languages the checkout speaks (spec §2.2 `locale`). */
+export const LANGUAGES = ['ar', 'bg', 'zh', 'en', 'fr', 'de', 'ja', 'lt', 'pt', 'ru', 'es', 'tr'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+/** API key scopes (CONTRACT §2). */
+export const SCOPES = [
+  'CREATE_PAYMENT', 'READ_PAYMENT', 'CREATE_WITHDRAWAL', 'READ_WITHDRAWAL', 'MANAGE_WHITELIST',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Currencies whose processing ended on 2022-07-15 (change of 2022-06-30). */
+export const DELISTED_CURRENCIES = ['BAT', 'BNT', 'CVC', 'ENJ', 'MITH', 'MTL', 'OMG', 'REP'] as const;
+
+/** ISO 4217 minor units of every supported fiat currency. */
+export const FIAT_DECIMALS: Record<FiatCurrency, number> = {
+  AED: 2, ARS: 2, AUD: 2, BDT: 2, BGN: 2, BRL: 2, CAD: 2, CHF: 2, CLP: 0, CNY: 2, CZK: 2, DKK: 2,
+  EUR: 2, GBP: 2, HKD: 2, HRK: 2, HUF: 2, IDR: 2, ILS: 2, INR: 2, ISK: 0, JPY: 0, KES: 2, KRW: 0,
+  MXN: 2, MYR: 2, NOK: 2, NZD: 2, PEN: 2, PHP: 2, PLN: 2, QAR: 2, RON: 2, SEK: 2, SGD: 2, THB: 2,
+  TRY: 2, USD: 2, VND: 0, ZAR: 2,
+};
+
+/**
+ * Decimals accepted for amounts of each cryptocurrency. Tokens use the
+ * smallest precision they have on any of their networks (USDT is 6 on
+ * ETH/TRX and 18 on BSC: 6 is exact everywhere).
+ */
+export const CRYPTO_DECIMALS: Record<CryptoCurrency, number> = {
+  BCH: 8, BNB: 18, BTC: 8, ETH: 18, LINK: 18, LTC: 8, SOL: 9, TRX: 6, USDC: 6, USDT: 6, XLM: 7, XRP: 6,
+};
+
+/**
+ * Deposit networks per currency: the 2022-09-26 table, plus SOL and USDC on
+ * SOL from 2024-05-16. BNB and TRX are not shown by the spec; each is
+ * accepted on its own chain (BNB on BSC, TRX on TRX), written down in the README.
+ */
+export const DEPOSIT_NETWORKS: Record<CryptoCurrency, readonly Network[]> = {
+  USDC: ['ETH', 'BSC', 'TRX', 'SOL'],
+  ETH: ['ETH', 'BSC'],
+  USDT: ['ETH', 'BSC', 'TRX'],
+  BTC: ['BTC'],
+  BCH: ['BCH'],
+  LTC: ['LTC'],
+  XRP: ['XRP'],
+  XLM: ['XLM'],
+  LINK: ['ETH'],
+  SOL: ['SOL'],
+  BNB: ['BSC'],
+  TRX: ['TRX'],
+};
+
+/**
+ * Withdrawal networks per payout currency: the 2022-08-15 table (TRX added
+ * 2022-05-19), SOL and USDC on SOL from 2024-05-16. `MAIN` is gone since
+ * 2022-08-21. Nine payout currencies before SOL, ten since.
+ */
+export const WITHDRAWAL_NETWORKS: Partial<Record<CryptoCurrency, readonly Network[]>> = {
+  BTC: ['BTC'],
+  BCH: ['BCH'],
+  ETH: ['ETH', 'BSC'],
+  LINK: ['ETH'],
+  LTC: ['LTC'],
+  USDC: ['ETH', 'BSC', 'TRX', 'SOL'],
+  USDT: ['ETH', 'BSC', 'TRX'],
+  XLM: ['XLM'],
+  XRP: ['XRP'],
+  SOL: ['SOL'],
+};
+
+/** Networks whose deposits to a shared address are told apart by a tag/memo. */
+export const TAG_NETWORKS: readonly Network[] = ['XRP', 'XLM'];
+
+/** Stablecoins valued at a 1:1 peg against USD (their depeg loss is reported). */
+export const USD_STABLECOINS: readonly CryptoCurrency[] = ['USDC', 'USDT'];
+
+/** Sandbox network fee per currency and network, in the currency (refund and withdrawal cost). */
+export const NETWORK_FEES: Record<CryptoCurrency, Partial<Record<Network, string>>> = {
+  BTC: { BTC: '0.00002' },
+  BCH: { BCH: '0.00001' },
+  LTC: { LTC: '0.0001' },
+  ETH: { ETH: '0.0004', BSC: '0.00005' },
+  BNB: { BSC: '0.0002' },
+  LINK: { ETH: '0.08' },
+  SOL: { SOL: '0.000005' },
+  TRX: { TRX: '1' },
+  USDC: { ETH: '1.5', BSC: '0.1', TRX: '1', SOL: '0.01' },
+  USDT: { ETH: '1.5', BSC: '0.1', TRX: '1' },
+  XLM: { XLM: '0.00001' },
+  XRP: { XRP: '0.000012' },
+};
+
+export const isFiat = (code: string): code is FiatCurrency => (FIAT_CURRENCIES as readonly string[]).includes(code);
+export const isCrypto = (code: string): code is CryptoCurrency =>
+  (CRYPTO_CURRENCIES as readonly string[]).includes(code);
+
+/** Decimals for any currency Kassa prices (fiat or crypto). */
+export function decimalsOf(code: FiatCurrency | CryptoCurrency): number {
+  return isFiat(code) ? FIAT_DECIMALS[code] : CRYPTO_DECIMALS[code];
+}

@@ -1,0 +1,31 @@
+/**
+ * The payment state machine (CONTRACT §5) as a transition table: for each
+ * status, the statuses it may move to. `transitionPayment` refuses anything
+ * not listed here.
+ */
+import type { PaymentStatus } from '../money/catalog.js';
+
+export const PAYMENT_TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]> = {
+  // Fiat-priced, currency not chosen yet.
+  NEW: ['PENDING', 'EXPIRED'],
+  // Address assigned, nothing seen yet.
+  PENDING: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE', 'FAILED'],
+  // Something seen but not final, or confirmed but short.
+  AWAITING: ['PENDING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE', 'FAILED'],
+  // Covered. A later deposit on a REUSABLE payment, or a compliance block, can still move it.
+  DEPOSITED: ['OVERPAID', 'BLOCKED'],
+  OVERPAID: ['BLOCKED'],
+  // Terminal: later deposits are follow-ups and do not move the payment.
+  EXPIRED: [],
+  BLOCKED: [],
+  // Not terminal while the payment is open: a correct deposit can still arrive.
+  UNPROCESSABLE: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'FAILED'],
+  FAILED: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE'],
+};
+
+export function canTransition(from: PaymentStatus, to: PaymentStatus): boolean {
+  return PAYMENT_TRANSITIONS[from].includes(to);
+}
+
+/** Statuses after which a ONE_TIME payment takes no more money: later deposits are follow-ups. */
+export const FINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = ['DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED'];

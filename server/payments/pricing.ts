@@ -1,0 +1,76 @@
+/**
+ * Pricing at creation and at currency choice (CONTRACT §5): how much the end
+ * user must send, in exact decimals, rounded once per currency (rules in
+ * money/decimal.ts). Pure apart from asking the rates provider.
+ */
+import { isFiat, UNIFORM_CURRENCY, type CryptoCurrency, type FiatCurrency } from '../money/catalog.js';
+import { Dec, roundTo } from '../money/decimal.js';
+import { userFeeOnTop, type FeeSettings } from '../money/fees.js';
+import type { RatesProvider } from '../money/rates.js';
+
+export type FiatPrice = { expectedDisplayAmount: Dec; expectedDisplayFee: Dec; expectedUniformAmount: Dec };
+
+export type CryptoPrice = {
+  expectedDepositAmount: Dec;
+  expectedDepositFee: Dec;
+  /** Display-currency units per unit of deposit currency, locked for FIXED payments. */
+  rate: Dec;
+};
+
+/** A payment priced in fiat: the user's fee share goes on top of the requested amount. */
+export async function priceFiat(
+  rates: RatesProvider,
+  currency: FiatCurrency,
+  amount: Dec,
+  fees: FeeSettings,
+  at: Date,
+): Promise<FiatPrice> {
+  const fee = roundTo(userFeeOnTop(amount, fees), currency);
+  const toEur = await rates.rate(currency, UNIFORM_CURRENCY, at);
+  return { expectedDisplayAmount: amount, expectedDisplayFee: fee, expectedUniformAmount: roundTo(amount.add(fee).mul(toEur), UNIFORM_CURRENCY) };
+}
+
+/** The crypto amount that covers a fiat price (NEW → PENDING, or a crypto-priced payment's display value). */
+export async function priceInCrypto(
+  rates: RatesProvider,
+  fiat: { currency: FiatCurrency; amount: Dec; fee: Dec },
+  crypto: CryptoCurrency,
+  at: Date,
+): Promise<CryptoPrice> {
+  const rate = await rates.rate(crypto, fiat.currency, at);
+  return {
+    expectedDepositAmount: roundTo(fiat.amount.add(fiat.fee).div(rate), crypto, 'UP'),
+    expectedDepositFee: roundTo(fiat.fee.div(rate), crypto),
+    rate,
+  };
+}
+
+export type CryptoPricedPayment = FiatPrice & CryptoPrice & { displayCurrency: FiatCurrency };
+
+/**
+ * A payment priced in crypto. Its display currency is the business's
+ * settlement currency when that is fiat, else EUR.
+ */
+export async function priceCrypto(
+  rates: RatesProvider,
+  currency: CryptoCurrency,
+  amount: Dec,
+  settlementCurrency: string,
+  fees: FeeSettings,
+  at: Date,
+): Promise<CryptoPricedPayment> {
+  const displayCurrency: FiatCurrency = isFiat(settlementCurrency) ? settlementCurrency : UNIFORM_CURRENCY;
+  const fee = roundTo(userFeeOnTop(amount, fees), currency);
+  const expectedDepositAmount = roundTo(amount.add(fee), currency, 'UP');
+  const rate = await rates.rate(currency, displayCurrency, at);
+  const toEur = await rates.rate(currency, UNIFORM_CURRENCY, at);
+  return {
+    displayCurrency,
+    expectedDisplayAmount: roundTo(amount.mul(rate), displayCurrency),
+    expectedDisplayFee: roundTo(fee.mul(rate), displayCurrency),
+    expectedUniformAmount: roundTo(expectedDepositAmount.mul(toEur), UNIFORM_CURRENCY),
+    expectedDepositAmount,
+    expectedDepositFee: fee,
+    rate,
+  };
+}

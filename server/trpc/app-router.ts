@@ -1,0 +1,14 @@
+/**
+ * The composed internal router at /trpc. Internal tools import
+ * `type AppRouter` and get end-to-end types with @trpc/client.
+ */
+import { businessRouter } from '../businesses/business-router.js';
+import { paymentRouter } from '../payments/payment-router.js';
+import { router } from './init.js';
+
+export const appRouter = router({
+  businesses: businessRouter,
+  payments: paymentRouter,
+});
+
+export type AppRouter = typeof appRouter;

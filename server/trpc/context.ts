@@ -1,0 +1,26 @@
+/**
+ * tRPC context. `createContextInner` holds what procedures need and is what
+ * tests call directly; `createContext` only extracts the operator from the
+ * HTTP request's bearer token.
+ */
+import type { CreateFastifyContextOptions } from '@trpc/server/adapters/fastify';
+import { findOperatorByToken, type OperatorRole } from '../businesses/business-service.js';
+import type { Deps } from '../deps.js';
+
+export type Operator = { id: string; name: string; role: OperatorRole };
+
+export type Context = { deps: Deps; operator: Operator | null; ip: string | null };
+
+export function createContextInner(opts: { deps: Deps; operator?: Operator | null; ip?: string | null }): Context {
+  return { deps: opts.deps, operator: opts.operator ?? null, ip: opts.ip ?? null };
+}
+
+export function contextFactory(deps: Deps) {
+  return async ({ req }: CreateFastifyContextOptions): Promise<Context> => {
+    const header = req.headers.authorization;
+    const token = header?.startsWith('Bearer ') ? header.slice(7).trim() : null;
+    const row = token && token.length <= 200 ? await findOperatorByToken(deps.database.db, token) : null;
+    const operator = row ? { id: row.id, name: row.name, role: row.role as OperatorRole } : null;
+    return createContextInner({ deps, operator, ip: req.ip });
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The one tRPC root: `router`, the base procedures, `createCallerFactory`.
+ * Authorization lives in the base procedures, never in handlers; domain
+ * errors (KassaError) are mapped to tRPC codes here, once.
+ */
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+import { ZodError } from 'zod';
+import { KassaError } from '../errors.js';
+import type { Context } from './context.js';
+
+const CODES: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE', 422: 'UNPROCESSABLE_CONTENT', 429: 'TOO_MANY_REQUESTS',
+};
+
+const t = initTRPC.context<Context>().create({
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    return {
+      ...shape,
+      // Never leak internals: only domain errors and input errors keep their message.
+      message: error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal error' : shape.message,
+      data: {
+        code: shape.data.code,
+        httpStatus: shape.data.httpStatus,
+        path: shape.data.path,
+        kassaCode: cause instanceof KassaError ? cause.code : cause instanceof ZodError ? 'VALIDATION_FAILED' : undefined,
+        fieldErrors: cause instanceof ZodError ? cause.issues.map((i) => ({ field: i.path.join('.'), message: i.message })) : undefined,
+      },
+    };
+  },
+});
+
+/** Turn a thrown KassaError into the matching TRPCError (keeping it as the cause). */
+const domainErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof KassaError) {
+    const cause = result.error.cause;
+    throw new TRPCError({ code: CODES[cause.status] ?? 'INTERNAL_SERVER_ERROR', message: cause.message, cause });
+  }
+  return result;
+});
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+export const publicProcedure = t.procedure.use(domainErrors);
+
+export const operatorProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.operator) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'An operator bearer token is required.' });
+  return next({ ctx: { ...ctx, operator: ctx.operator } });
+});
+
+export const adminProcedure = operatorProcedure.use(({ ctx, next }) => {
+  if (ctx.operator.role !== 'admin') throw new TRPCError({ code: 'FORBIDDEN', message: 'This needs the admin role.' });
+  return next();
+});

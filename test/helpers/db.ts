@@ -1,0 +1,39 @@
+/** A fresh database per test file, cloned from the migrated template. */
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { inject } from 'vitest';
+import { connect, type Database } from '../../db/client.js';
+
+const TEMPLATE = 'kassa_template';
+
+export type TestDatabase = Database & { name: string; drop: () => Promise<void> };
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = inject('adminUrl');
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  // Template cloning takes a lock on the template: retry when another file is cloning at the same moment.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await admin.unsafe(`create database ${name} template ${TEMPLATE}`);
+      break;
+    } catch (error) {
+      if (attempt > 20) throw error;
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+    }
+  }
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const database = connect(url.toString(), { max: 10 });
+  return {
+    ...database,
+    name,
+    drop: async () => {
+      await database.close();
+      const a = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      await a.unsafe(`drop database if exists ${name} with (force)`);
+      await a.end();
+    },
+  };
+}
