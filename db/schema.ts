@@ -8,7 +8,7 @@
  */
 import { sql } from 'drizzle-orm';
 import {
-  bigserial, boolean, index, integer, jsonb, numeric, pgSequence, pgTable, text, timestamp, uniqueIndex, uuid,
+  bigserial, boolean, check, index, integer, jsonb, numeric, pgSequence, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid,
 } from 'drizzle-orm/pg-core';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
@@ -69,6 +69,8 @@ export const payments = pgTable(
     type: text('type').notNull(),
     rateType: text('rate_type').notNull(),
     locale: text('locale').notNull(),
+    /** FIAT (displayAmount given; NEW until a currency is chosen) or CRYPTO (depositAmount given). */
+    pricedIn: text('priced_in').notNull(),
     displayCurrency: text('display_currency'),
     expectedDisplayAmount: numeric('expected_display_amount'),
     expectedDisplayFee: numeric('expected_display_fee'),
@@ -79,6 +81,12 @@ export const payments = pgTable(
     expectedUniformAmount: numeric('expected_uniform_amount'),
     /** Rate of one unit of deposit currency in display currency, locked for FIXED payments. */
     lockedRate: numeric('locked_rate'),
+    /** Locked rates of the deposit currency in settlement currency and in EUR (FIXED). */
+    lockedRateSettlement: numeric('locked_rate_settlement'),
+    lockedRateUniform: numeric('locked_rate_uniform'),
+    settlementCurrency: text('settlement_currency').notNull(),
+    riskReviewThreshold: numeric('risk_review_threshold').notNull(),
+    riskBlockThreshold: numeric('risk_block_threshold').notNull(),
     serviceFeePercent: numeric('service_fee_percent').notNull(),
     userFeeSharePercent: numeric('user_fee_share_percent').notNull(),
     overpaymentPolicy: text('overpayment_policy').notNull(),
@@ -98,6 +106,7 @@ export const payments = pgTable(
     uniqueIndex('payments_business_client_id').on(t.businessId, t.clientPaymentId),
     index('payments_business_created').on(t.businessId, t.createdAt.desc(), t.id.desc()),
     uniqueIndex('payments_address_tag').on(t.network, t.walletAddress, t.destinationTag),
+    index('payments_wallet').on(t.walletAddress),
   ],
 );
 
@@ -118,3 +127,161 @@ export const paymentEvents = pgTable(
 
 /** Derivation index of deposit addresses: one fresh address (or tag) per payment. */
 export const depositAddressIndex = pgSequence('deposit_address_index', { startWith: 1, minValue: 1 });
+
+/** Deposits (spec §2.5): one per (network, transaction, output), ingested idempotently. */
+export const deposits = pgTable(
+  'deposits',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    paymentId: uuid('payment_id').notNull().references(() => payments.id),
+    businessId: uuid('business_id').notNull().references(() => businesses.id),
+    network: text('network').notNull(),
+    txHash: text('tx_hash').notNull(),
+    outputIndex: integer('output_index').notNull(),
+    status: text('status').notNull(),
+    /** What the chain says, independent of compliance: SEEN, CONFIRMED or DROPPED. */
+    chainStatus: text('chain_status').notNull(),
+    /** A deposit to an already final ONE_TIME payment (CONTRACT §5). */
+    followUp: boolean('follow_up').notNull().default(false),
+    /** Counted in the payment's actual amounts and the merchant's balance. */
+    credited: boolean('credited').notNull().default(false),
+    fromAddress: text('from_address').notNull(),
+    toAddress: text('to_address').notNull(),
+    destinationTag: text('destination_tag'),
+    depositCurrency: text('deposit_currency').notNull(),
+    amount: numeric('amount').notNull(),
+    /** The part of `amount` credited to the merchant (less any refunded excess). */
+    creditedAmount: numeric('credited_amount').notNull().default('0'),
+    onChainFee: numeric('on_chain_fee').notNull(),
+    riskScore: numeric('risk_score').notNull(),
+    riskAssessment: jsonb('risk_assessment').$type<Record<string, unknown>>().notNull(),
+    /** FIXED (the payment's locked rate) or MARKET (the rate when received). */
+    rateSource: text('rate_source').notNull(),
+    displayCurrency: text('display_currency').notNull(),
+    settlementCurrency: text('settlement_currency').notNull(),
+    rateDisplay: numeric('rate_display').notNull(),
+    rateSettlement: numeric('rate_settlement').notNull(),
+    rateUniform: numeric('rate_uniform').notNull(),
+    /** Computed amounts of spec §2.5, as decimal strings keyed by field name. */
+    amounts: jsonb('amounts').$type<Record<string, string>>().notNull().default({}),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull(),
+    confirmedAt: timestamp('confirmed_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('deposits_chain_output').on(t.network, t.txHash, t.outputIndex),
+    index('deposits_payment').on(t.paymentId, t.receivedAt),
+    index('deposits_business_status').on(t.businessId, t.status),
+  ],
+);
+
+export const depositEvents = pgTable(
+  'deposit_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    depositId: uuid('deposit_id').notNull().references(() => deposits.id),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    reason: text('reason').notNull(),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('deposit_events_deposit').on(t.depositId, t.id)],
+);
+
+/** Refunds (spec §2.7): at most one per deposit. */
+export const refunds = pgTable('refunds', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  depositId: uuid('deposit_id').notNull().unique().references(() => deposits.id),
+  type: text('type').notNull(),
+  status: text('status').notNull(),
+  reason: text('reason').notNull(),
+  depositCurrency: text('deposit_currency').notNull(),
+  network: text('network').notNull(),
+  toAddress: text('to_address').notNull(),
+  amount: numeric('amount').notNull(),
+  fee: numeric('fee').notNull(),
+  displayCurrency: text('display_currency').notNull(),
+  displayAmount: numeric('display_amount').notNull(),
+  displayFee: numeric('display_fee').notNull(),
+  transactionId: text('transaction_id'),
+  confirmedAt: timestamp('confirmed_at', { withTimezone: true }),
+  createdAt: createdAt(),
+});
+
+export const refundEvents = pgTable(
+  'refund_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    refundId: uuid('refund_id').notNull().references(() => refunds.id),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    reason: text('reason').notNull(),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('refund_events_refund').on(t.refundId, t.id)],
+);
+
+/**
+ * Append-only ledger. Each row moves `amount` (signed) of `currency` on an
+ * account of a business: MERCHANT is what the merchant may withdraw, FEES
+ * is Kassa's service fee income.
+ */
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    businessId: uuid('business_id').notNull().references(() => businesses.id),
+    account: text('account').notNull(),
+    currency: text('currency').notNull(),
+    amount: numeric('amount').notNull(),
+    kind: text('kind').notNull(),
+    depositId: uuid('deposit_id').references(() => deposits.id),
+    withdrawalId: uuid('withdrawal_id'),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('ledger_business_account').on(t.businessId, t.account, t.currency)],
+);
+
+/**
+ * Running balances: always the sum of the ledger entries, updated in the
+ * same statement batch. The CHECK makes an overdraft impossible whatever
+ * the concurrency.
+ */
+export const balances = pgTable(
+  'balances',
+  {
+    businessId: uuid('business_id').notNull().references(() => businesses.id),
+    account: text('account').notNull(),
+    currency: text('currency').notNull(),
+    amount: numeric('amount').notNull().default('0'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.businessId, t.account, t.currency] }),
+    check('balances_not_negative', sql`${t.amount} >= 0`),
+  ],
+);
+
+/** The sandbox chain's simulated transactions. */
+export const sandboxTransactions = pgTable(
+  'sandbox_transactions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    network: text('network').notNull(),
+    txHash: text('tx_hash').notNull(),
+    outputIndex: integer('output_index').notNull().default(0),
+    fromAddress: text('from_address').notNull(),
+    toAddress: text('to_address').notNull(),
+    destinationTag: text('destination_tag'),
+    currency: text('currency').notNull(),
+    amount: numeric('amount').notNull(),
+    /** SEEN, CONFIRMED or DROPPED. */
+    status: text('status').notNull(),
+    /** Whether it will confirm (false: it is dropped after the delay). */
+    willConfirm: boolean('will_confirm').notNull(),
+    riskScore: numeric('risk_score'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('sandbox_tx_output').on(t.network, t.txHash, t.outputIndex)],
+);

@@ -9,6 +9,8 @@ import type { Queryable } from '../db/client.js';
 /** Task names and payloads; each task re-validates its payload with zod. */
 export type TaskPayloads = {
   expire_payment: { paymentId: string };
+  broadcast_refund: { refundId: string };
+  sandbox_settle_tx: { transactionId: string };
 };
 
 export async function enqueue<T extends keyof TaskPayloads>(

@@ -8,11 +8,15 @@ import type { Deps } from '../server/deps.js';
 import { silentLogger } from '../db/migrate.js';
 import { expirePaymentTask } from './tasks/expire-payment.js';
 import { sweepExpiriesTask } from './tasks/sweep-expiries.js';
+import { broadcastRefundTask } from './tasks/broadcast-refund.js';
+import { sandboxSettleTxTask } from './tasks/sandbox-settle-tx.js';
 
 export function taskList(deps: Deps): TaskList {
   return {
     expire_payment: expirePaymentTask(deps),
     sweep_expiries: sweepExpiriesTask(deps),
+    broadcast_refund: broadcastRefundTask(deps),
+    sandbox_settle_tx: sandboxSettleTxTask(deps),
   };
 }
 

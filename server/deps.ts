@@ -5,6 +5,7 @@
  */
 import type { Database } from '../db/client.js';
 import type { ChainAdapter } from './chain/adapter.js';
+import type { AmlProvider } from './compliance/aml.js';
 import type { Config } from './config.js';
 import type { RatesProvider } from './money/rates.js';
 import type { MasterKey } from './security/secrets.js';
@@ -15,6 +16,7 @@ export type Deps = {
   masterKey: MasterKey;
   rates: RatesProvider;
   chain: ChainAdapter;
+  aml: AmlProvider;
   /** The clock. Injected so expiry and retry schedules are testable without sleeping. */
   now: () => Date;
 };

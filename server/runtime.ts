@@ -12,6 +12,7 @@ import { SandboxChain } from './chain/sandbox-chain.js';
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import { SandboxRates } from './money/rates.js';
+import { SandboxAml } from './compliance/aml.js';
 import { generateMasterKey, parseMasterKey, type MasterKey } from './security/secrets.js';
 
 export const DATABASE_NAME = 'kassa';
@@ -60,14 +61,15 @@ export async function openDatabase(config: Config): Promise<OpenedDatabase> {
   return { url, stop: server.stop, embedded: true };
 }
 
-export function buildDeps(config: Config, database: Database, masterKey: MasterKey): Deps {
+export function buildDeps(config: Config, database: Database, masterKey: MasterKey, now: () => Date = () => new Date()): Deps {
   return {
     config,
     database,
     masterKey,
     rates: new SandboxRates(),
-    chain: new SandboxChain(masterKey),
-    now: () => new Date(),
+    chain: new SandboxChain(masterKey, database, now),
+    aml: new SandboxAml(),
+    now,
   };
 }
 

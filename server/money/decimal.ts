@@ -13,7 +13,7 @@
  *   HALF_EVEN (banker's rounding), which does not drift in sums.
  */
 import { Decimal as DecimalJs } from 'decimal.js';
-import { decimalsOf, isCrypto, type CryptoCurrency, type FiatCurrency } from './catalog.js';
+import { decimalsOf, isCrypto, isFiat, type CryptoCurrency, type FiatCurrency } from './catalog.js';
 
 export const Dec = DecimalJs.clone({ precision: 60, rounding: DecimalJs.ROUND_HALF_EVEN, toExpNeg: -100, toExpPos: 100 });
 export type Dec = InstanceType<typeof Dec>;
@@ -57,5 +57,12 @@ export function formatAmount(value: Dec | string, currency: FiatCurrency | Crypt
   const rounded = roundTo(new Dec(value), currency, rounding);
   const fixed = rounded.toFixed(decimalsOf(currency));
   if (!isCrypto(currency) || !fixed.includes('.')) return fixed;
+  return fixed.replace(/\.?0+$/, '');
+}
+
+/** Like formatAmount, for any currency code: unknown ones (delisted tokens) keep up to 18 decimals. */
+export function formatAnyAmount(value: Dec | string, currency: string, rounding: Rounding = 'HALF_EVEN'): string {
+  if (isFiat(currency) || isCrypto(currency)) return formatAmount(value, currency, rounding);
+  const fixed = new Dec(value).toDecimalPlaces(18, MODES[rounding]).toFixed(18);
   return fixed.replace(/\.?0+$/, '');
 }

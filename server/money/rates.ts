@@ -4,9 +4,11 @@
  * amount in tests and demos can be computed by hand.
  */
 import { Dec } from './decimal.js';
-import { CRYPTO_CURRENCIES, FIAT_CURRENCIES, type CryptoCurrency, type FiatCurrency } from './catalog.js';
+import { CRYPTO_CURRENCIES, DELISTED_CURRENCIES, FIAT_CURRENCIES, type CryptoCurrency, type FiatCurrency } from './catalog.js';
 
-export type PricedCurrency = FiatCurrency | CryptoCurrency;
+export type DelistedCurrency = (typeof DELISTED_CURRENCIES)[number];
+/** Currencies the provider prices: delisted tokens too, so that refunds of them can be shown in fiat. */
+export type PricedCurrency = FiatCurrency | CryptoCurrency | DelistedCurrency;
 
 export interface RatesProvider {
   /** Units of `to` worth one unit of `from`, at full precision. */
@@ -29,10 +31,12 @@ export const SANDBOX_EUR_VALUES: Record<PricedCurrency, string> = {
   // crypto
   BCH: '400', BNB: '550', BTC: '60000', ETH: '3000', LINK: '15', LTC: '80', SOL: '150', TRX: '0.12',
   USDC: '0.9191', USDT: '0.9195', XLM: '0.1', XRP: '0.5',
+  // delisted 2022-07-15: priced only to value refunds
+  BAT: '0.2', BNT: '0.5', CVC: '0.1', ENJ: '0.2', MITH: '0.001', MTL: '1', OMG: '0.5', REP: '1',
 };
 
 export class SandboxRates implements RatesProvider {
-  async rate(from: PricedCurrency, to: PricedCurrency): Promise<Dec> {
+  async rate(from: PricedCurrency, to: PricedCurrency, _at?: Date): Promise<Dec> {
     return new Dec(SANDBOX_EUR_VALUES[from]).div(SANDBOX_EUR_VALUES[to]);
   }
 }

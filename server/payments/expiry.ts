@@ -1,28 +1,24 @@
 /**
  * Expiry of ONE_TIME payments: run by the `expire_payment` job that the
- * creating transaction enqueued for `expiresAt`. Only a payment still open
- * (NEW, PENDING, AWAITING) expires; anything else is left alone, so a late or
- * repeated job is harmless.
+ * creating transaction enqueued for `expiresAt`. The payment's status is
+ * recomputed from its deposits at that time: an open payment not covered
+ * expires, unless a deposit is still unconfirmed or in review (it then
+ * expires, or not, when that deposit resolves). A late or repeated job is
+ * harmless.
  */
 import { eq, sql } from 'drizzle-orm';
 import { payments } from '../../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { PaymentStatus } from '../money/catalog.js';
-import { transitionPayment } from './transition.js';
+import { reevaluatePayment } from './deposit-service.js';
 
-const OPEN: readonly PaymentStatus[] = ['NEW', 'PENDING', 'AWAITING'];
-
-export type ExpiryOutcome = 'EXPIRED' | 'NOT_DUE' | 'NOT_OPEN' | 'MISSING';
-
-export async function expirePayment(deps: Deps, paymentId: string): Promise<ExpiryOutcome> {
+export async function expirePayment(deps: Deps, paymentId: string): Promise<PaymentStatus | 'MISSING' | 'NOT_DUE'> {
   return deps.database.db.transaction(async (tx) => {
     const [row] = await tx.select().from(payments).where(eq(payments.id, paymentId)).for('update');
     if (!row) return 'MISSING';
-    if (row.type !== 'ONE_TIME' || !row.expiresAt || !OPEN.includes(row.status as PaymentStatus)) return 'NOT_OPEN';
     const now = deps.now();
-    if (now < row.expiresAt) return 'NOT_DUE';
-    await transitionPayment(tx, row, 'EXPIRED', 'expired', now, { expiresAt: row.expiresAt.toISOString() });
-    return 'EXPIRED';
+    if (!row.expiresAt || now < row.expiresAt) return 'NOT_DUE';
+    return reevaluatePayment(tx, row, now, 'expired');
   });
 }
 
@@ -30,7 +26,9 @@ export async function expirePayment(deps: Deps, paymentId: string): Promise<Expi
 export async function overduePaymentIds(deps: Deps, limit = 500): Promise<string[]> {
   const rows = await deps.database.db.execute(sql`
     select id from payments
-    where type = 'ONE_TIME' and status in ('NEW', 'PENDING', 'AWAITING') and expires_at <= ${deps.now().toISOString()}::timestamptz
+    where type = 'ONE_TIME' and status in ('NEW', 'PENDING', 'AWAITING', 'UNPROCESSABLE', 'FAILED')
+      and expires_at <= ${deps.now().toISOString()}::timestamptz
+      and not exists (select 1 from deposits d where d.payment_id = payments.id and d.status in ('UNCONFIRMED', 'COMPLIANCE_REVIEW'))
     order by expires_at limit ${limit}`);
   return (rows as unknown as { id: string }[]).map((r) => r.id);
 }

@@ -2,8 +2,7 @@
 import { z } from 'zod';
 import { PAYMENT_STATUSES } from '../money/catalog.js';
 import { operatorProcedure, router } from '../trpc/init.js';
-import { toPaymentRecord } from './payment-record.js';
-import { listPayments, loadPaymentById } from './payment-service.js';
+import { listPayments, loadPaymentById, paymentRecord } from './payment-service.js';
 
 export const paymentRouter = router({
   list: operatorProcedure
@@ -21,6 +20,6 @@ export const paymentRouter = router({
       return listPayments(ctx.deps, businessId ?? null, query);
     }),
   get: operatorProcedure.input(z.object({ paymentId: z.guid() })).query(async ({ ctx, input }) =>
-    toPaymentRecord(await loadPaymentById(ctx.deps.database.db, input.paymentId), ctx.deps.config.publicUrl),
+    paymentRecord(ctx.deps.database.db, await loadPaymentById(ctx.deps.database.db, input.paymentId), ctx.deps.config.publicUrl),
   ),
 });

@@ -11,14 +11,21 @@ import { enqueue } from '../../jobs/enqueue.js';
 import { getBusiness, type Business } from '../businesses/business-service.js';
 import type { Deps } from '../deps.js';
 import { conflict, forbidden, notFound, unprocessable, validationFailed } from '../errors.js';
-import { CRYPTO_DECIMALS, FIAT_DECIMALS, type PaymentStatus } from '../money/catalog.js';
+import { UUID_RE } from '../http/validate.js';
+import {
+  CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_DECIMALS, isCrypto, type FiatCurrency, type Network, type PaymentStatus,
+} from '../money/catalog.js';
 import { Dec } from '../money/decimal.js';
+import type { PricedCurrency } from '../money/rates.js';
+import { valuationRates, type LockedRates } from '../money/valuation.js';
 import {
   DEFAULT_EXPIRATION_MINUTES, ZERO_EXPIRATION_MINUTES, type CreatePaymentInput,
 } from './create-payment.schema.js';
 import { toPaymentRecord, type PaymentRecord, type PaymentRow } from './payment-record.js';
-import { priceCrypto, priceFiat } from './pricing.js';
-import { recordPaymentCreated } from './transition.js';
+import { priceCrypto, priceFiat, priceInCrypto } from './pricing.js';
+import { recordPaymentCreated, transitionPayment } from './transition.js';
+import { loadDeposits } from './deposit-service.js';
+import { paymentActuals, toDepositRecord } from './deposit-record.js';
 
 export type Caller = { businessId: string; apiKey: string };
 
@@ -32,6 +39,22 @@ export function requestHash(input: CreatePaymentInput): string {
 export function businessAllows(business: Business, currency: string, network: string): boolean {
   const allowed = business.allowedNetworks[currency];
   return allowed === undefined || allowed.includes(network);
+}
+
+/** Columns recording the rates locked when the currency is fixed. */
+export function lockedColumns(locked: LockedRates) {
+  return {
+    lockedRate: locked.display.toString(),
+    lockedRateSettlement: locked.settlement.toString(),
+    lockedRateUniform: locked.uniform.toString(),
+  };
+}
+
+/** A fresh derivation index → the deposit address (and tag) for a payment, inside its transaction. */
+export async function assignAddress(tx: Queryable, deps: Deps, network: Network) {
+  const [row] = (await tx.execute(sql`select nextval(${depositAddressIndex.seqName}) as index`)) as unknown as [{ index: string }];
+  const address = deps.chain.depositAddress(network, Number(row.index));
+  return { walletAddress: address.address, destinationTag: address.destinationTag ?? null };
 }
 
 export async function createPayment(
@@ -54,7 +77,7 @@ export async function createPayment(
       : (input.expirationMinutes ?? DEFAULT_EXPIRATION_MINUTES);
   const fees = { serviceFeePercent: business.serviceFeePercent, userFeeSharePercent: business.userFeeSharePercent };
 
-  let priced: Partial<typeof payments.$inferInsert>;
+  let priced: Partial<typeof payments.$inferInsert> & { pricedIn: 'FIAT' | 'CRYPTO' };
   let status: PaymentStatus;
   if (input.depositCurrency && input.depositAmount && input.network) {
     if (!businessAllows(business, input.depositCurrency, input.network)) {
@@ -63,23 +86,26 @@ export async function createPayment(
       ]);
     }
     const p = await priceCrypto(deps.rates, input.depositCurrency, new Dec(input.depositAmount), business.settlementCurrency, fees, now);
+    const locked = await valuationRates(deps.rates, input.depositCurrency, p.displayCurrency, business.settlementCurrency as PricedCurrency, now);
     status = 'PENDING';
     priced = {
       displayCurrency: p.displayCurrency,
       expectedDisplayAmount: p.expectedDisplayAmount.toFixed(FIAT_DECIMALS[p.displayCurrency]),
       expectedDisplayFee: p.expectedDisplayFee.toFixed(FIAT_DECIMALS[p.displayCurrency]),
       expectedUniformAmount: p.expectedUniformAmount.toFixed(2),
+      pricedIn: 'CRYPTO',
       depositCurrency: input.depositCurrency,
       network: input.network,
       expectedDepositAmount: p.expectedDepositAmount.toFixed(CRYPTO_DECIMALS[input.depositCurrency]),
       expectedDepositFee: p.expectedDepositFee.toFixed(CRYPTO_DECIMALS[input.depositCurrency]),
-      lockedRate: p.rate.toString(),
+      ...lockedColumns(locked),
       requestedAt: now,
     };
   } else if (input.displayCurrency && input.displayAmount) {
     const p = await priceFiat(deps.rates, input.displayCurrency, new Dec(input.displayAmount), fees, now);
     status = 'NEW';
     priced = {
+      pricedIn: 'FIAT',
       displayCurrency: input.displayCurrency,
       expectedDisplayAmount: p.expectedDisplayAmount.toFixed(FIAT_DECIMALS[input.displayCurrency]),
       expectedDisplayFee: p.expectedDisplayFee.toFixed(FIAT_DECIMALS[input.displayCurrency]),
@@ -90,14 +116,10 @@ export async function createPayment(
     throw validationFailed([{ field: 'displayCurrency', message: 'required' }]);
   }
 
-  const hash = requestHash(input);
+  // UUIDs are case-insensitive: the same business in another case is the same request.
+  const hash = requestHash({ ...input, businessId: input.businessId.toLowerCase() });
   return db.transaction(async (tx) => {
-    if (priced.network) {
-      const [{ index }] = (await tx.execute(sql`select nextval(${depositAddressIndex.seqName}) as index`)) as unknown as [{ index: string }];
-      const address = deps.chain.depositAddress(input.network!, Number(index));
-      priced.walletAddress = address.address;
-      priced.destinationTag = address.destinationTag ?? null;
-    }
+    if (priced.network) Object.assign(priced, await assignAddress(tx, deps, priced.network as Network));
     const inserted = await tx
       .insert(payments)
       .values({
@@ -111,6 +133,9 @@ export async function createPayment(
         locale: input.locale,
         serviceFeePercent: business.serviceFeePercent,
         userFeeSharePercent: business.userFeeSharePercent,
+        settlementCurrency: business.settlementCurrency,
+        riskReviewThreshold: business.riskReviewThreshold,
+        riskBlockThreshold: business.riskBlockThreshold,
         overpaymentPolicy: business.overpaymentPolicy,
         refundFollowUpDeposits: business.refundFollowUpDeposits,
         redirectUrl: input.redirectUrl ?? null,
@@ -134,7 +159,7 @@ export async function createPayment(
       if (existing.requestHash !== hash) {
         throw conflict('IDEMPOTENCY_CONFLICT', `clientPaymentId ${input.clientPaymentId} was already used with a different request.`);
       }
-      return { record: toPaymentRecord(existing, deps.config.publicUrl), created: false };
+      return { record: await paymentRecord(tx, existing, deps.config.publicUrl), created: false };
     }
     await recordPaymentCreated(tx, row.id, status, now);
     if (row.expiresAt) {
@@ -150,8 +175,25 @@ export async function loadPayment(db: Queryable, businessId: string, paymentId: 
   return row;
 }
 
+/** API records of payments, with their deposits, refunds and actual amounts (one query for all deposits). */
+export async function paymentRecords(db: Queryable, rows: PaymentRow[], publicUrl: string): Promise<PaymentRecord[]> {
+  const loaded = await loadDeposits(db, rows.map((r) => r.id));
+  return rows.map((row) => {
+    const own = loaded.deposits.filter((d) => d.paymentId === row.id);
+    const records = own.map((d) => toDepositRecord(d, loaded.refunds.get(d.id), row.userFeeSharePercent));
+    const credited = own.filter((d) => d.credited);
+    const actuals = credited.length ? paymentActuals(credited, { deposit: row.depositCurrency, display: row.displayCurrency }) : undefined;
+    return toPaymentRecord(row, publicUrl, records, actuals);
+  });
+}
+
+export async function paymentRecord(db: Queryable, row: PaymentRow, publicUrl: string): Promise<PaymentRecord> {
+  const [record] = await paymentRecords(db, [row], publicUrl);
+  return record!;
+}
+
 export async function getPayment(deps: Deps, businessId: string, paymentId: string): Promise<PaymentRecord> {
-  return toPaymentRecord(await loadPayment(deps.database.db, businessId, paymentId), deps.config.publicUrl);
+  return paymentRecord(deps.database.db, await loadPayment(deps.database.db, businessId, paymentId), deps.config.publicUrl);
 }
 
 export type ListPaymentsQuery = { clientPaymentId?: string; status?: PaymentStatus; limit: number; cursor?: string };
@@ -164,8 +206,10 @@ export function encodeCursor(row: { createdAt: Date; id: string }): string {
 export function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
   const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const createdAt = new Date(iso ?? '');
-  if (!id || !/^[0-9a-f-]{36}$/.test(id) || Number.isNaN(createdAt.getTime())) return null;
-  return { createdAt, id };
+  const year = createdAt.getUTCFullYear();
+  // Only what this API could have issued: a UUID and a date PostgreSQL can compare.
+  if (!id || !UUID_RE.test(id) || Number.isNaN(createdAt.getTime()) || year < 2000 || year > 9999) return null;
+  return { createdAt, id: id.toLowerCase() };
 }
 
 export async function listPayments(
@@ -193,7 +237,7 @@ export async function listPayments(
   const page = rows.slice(0, query.limit);
   const last = page[page.length - 1];
   return {
-    items: page.map((row) => toPaymentRecord(row, deps.config.publicUrl)),
+    items: await paymentRecords(deps.database.db, page, deps.config.publicUrl),
     nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
   };
 }
@@ -203,4 +247,57 @@ export async function loadPaymentById(db: Queryable, paymentId: string): Promise
   const row = await db.query.payments.findFirst({ where: eq(payments.id, paymentId.toLowerCase()) });
   if (!row) throw notFound(`Payment ${paymentId} not found.`);
   return row;
+}
+
+/**
+ * Fix currency and network on a NEW (fiat-priced) payment: among the
+ * business's allowed networks, price it (rates locked for FIXED), assign the
+ * deposit address and move NEW → PENDING. Choosing the same pair again is a
+ * no-op, so a double click in the checkout is harmless.
+ */
+export async function chooseCurrency(
+  deps: Deps,
+  paymentId: string,
+  choice: { depositCurrency: string; network: string },
+): Promise<PaymentRow> {
+  const { depositCurrency, network } = choice;
+  if (!isCrypto(depositCurrency) || !DEPOSIT_NETWORKS[depositCurrency].includes(network as Network)) {
+    throw validationFailed([{ field: 'network', message: `${depositCurrency} cannot be deposited on ${network}` }]);
+  }
+  return deps.database.db.transaction(async (tx) => {
+    const [row] = await tx.select().from(payments).where(eq(payments.id, paymentId)).for('update');
+    if (!row) throw notFound(`Payment ${paymentId} not found.`);
+    if (row.status !== 'NEW') {
+      if (row.depositCurrency === depositCurrency && row.network === network) return row;
+      throw conflict('CURRENCY_ALREADY_CHOSEN', `Payment ${paymentId} is ${row.status}; its currency is already fixed.`);
+    }
+    const business = await getBusiness(tx, row.businessId);
+    if (!businessAllows(business, depositCurrency, network)) {
+      throw unprocessable('NETWORK_NOT_ALLOWED', `This business does not accept ${depositCurrency} on ${network}.`);
+    }
+    const now = deps.now();
+    const display = row.displayCurrency as FiatCurrency;
+    const price = await priceInCrypto(
+      deps.rates,
+      { currency: display, amount: new Dec(row.expectedDisplayAmount!), fee: new Dec(row.expectedDisplayFee ?? 0) },
+      depositCurrency,
+      now,
+    );
+    const locked = await valuationRates(deps.rates, depositCurrency, display, row.settlementCurrency as PricedCurrency, now);
+    const [updated] = await tx
+      .update(payments)
+      .set({
+        depositCurrency,
+        network,
+        expectedDepositAmount: price.expectedDepositAmount.toFixed(CRYPTO_DECIMALS[depositCurrency]),
+        expectedDepositFee: price.expectedDepositFee.toFixed(CRYPTO_DECIMALS[depositCurrency]),
+        ...lockedColumns(locked),
+        ...(await assignAddress(tx, deps, network as Network)),
+        requestedAt: now,
+      })
+      .where(eq(payments.id, paymentId))
+      .returning();
+    await transitionPayment(tx, updated!, 'PENDING', `currency chosen: ${depositCurrency} on ${network}`, now);
+    return updated!;
+  });
 }

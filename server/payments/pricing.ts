@@ -7,6 +7,7 @@ import { isFiat, UNIFORM_CURRENCY, type CryptoCurrency, type FiatCurrency } from
 import { Dec, roundTo } from '../money/decimal.js';
 import { userFeeOnTop, type FeeSettings } from '../money/fees.js';
 import type { RatesProvider } from '../money/rates.js';
+import { valuationRate } from '../money/valuation.js';
 
 export type FiatPrice = { expectedDisplayAmount: Dec; expectedDisplayFee: Dec; expectedUniformAmount: Dec };
 
@@ -37,7 +38,7 @@ export async function priceInCrypto(
   crypto: CryptoCurrency,
   at: Date,
 ): Promise<CryptoPrice> {
-  const rate = await rates.rate(crypto, fiat.currency, at);
+  const rate = await valuationRate(rates, crypto, fiat.currency, at);
   return {
     expectedDepositAmount: roundTo(fiat.amount.add(fiat.fee).div(rate), crypto, 'UP'),
     expectedDepositFee: roundTo(fiat.fee.div(rate), crypto),
@@ -49,7 +50,8 @@ export type CryptoPricedPayment = FiatPrice & CryptoPrice & { displayCurrency: F
 
 /**
  * A payment priced in crypto. Its display currency is the business's
- * settlement currency when that is fiat, else EUR.
+ * settlement currency when that is fiat, else EUR. Stablecoins are priced
+ * at their USD peg (money/valuation.ts).
  */
 export async function priceCrypto(
   rates: RatesProvider,
@@ -62,8 +64,8 @@ export async function priceCrypto(
   const displayCurrency: FiatCurrency = isFiat(settlementCurrency) ? settlementCurrency : UNIFORM_CURRENCY;
   const fee = roundTo(userFeeOnTop(amount, fees), currency);
   const expectedDepositAmount = roundTo(amount.add(fee), currency, 'UP');
-  const rate = await rates.rate(currency, displayCurrency, at);
-  const toEur = await rates.rate(currency, UNIFORM_CURRENCY, at);
+  const rate = await valuationRate(rates, currency, displayCurrency, at);
+  const toEur = await valuationRate(rates, currency, UNIFORM_CURRENCY, at);
   return {
     displayCurrency,
     expectedDisplayAmount: roundTo(amount.mul(rate), displayCurrency),

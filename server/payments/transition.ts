@@ -3,7 +3,7 @@
  * row plus an append-only event row, in the caller's transaction.
  */
 import { and, eq } from 'drizzle-orm';
-import type { Tx } from '../../db/client.js';
+import type { Queryable } from '../../db/client.js';
 import { paymentEvents, payments } from '../../db/schema.js';
 import { KassaError } from '../errors.js';
 import type { PaymentStatus } from '../money/catalog.js';
@@ -16,7 +16,7 @@ export class IllegalTransitionError extends KassaError {
 }
 
 export async function transitionPayment(
-  tx: Tx,
+  tx: Queryable,
   payment: { id: string; status: string },
   to: PaymentStatus,
   reason: string,
@@ -37,6 +37,6 @@ export async function transitionPayment(
 }
 
 /** The first event of a payment: its creation in `status`. */
-export async function recordPaymentCreated(tx: Tx, paymentId: string, status: PaymentStatus, at: Date): Promise<void> {
+export async function recordPaymentCreated(tx: Queryable, paymentId: string, status: PaymentStatus, at: Date): Promise<void> {
   await tx.insert(paymentEvents).values({ paymentId, fromStatus: null, toStatus: status, reason: 'created', at });
 }

@@ -50,7 +50,7 @@ export async function startTestApp(options: { env?: Record<string, string>; busi
   const db = await createTestDatabase();
   const clock = new TestClock();
   const config = testConfig(options.env);
-  const deps = { ...buildDeps(config, db, parseMasterKey(TEST_MASTER_KEY)), now: clock.now };
+  const deps = buildDeps(config, db, parseMasterKey(TEST_MASTER_KEY), clock.now);
   const server = await createServer({ deps, logger: false });
   await server.app.ready();
   const addBusiness = async (settings: BusinessSettings & { name?: string } = {}): Promise<TestBusiness> => {
