@@ -14,6 +14,7 @@ import { registerMetrics } from './http/metrics.js';
 import { openApiDocument, renderDocs } from './http/openapi.js';
 import { problem, registerProblemHandlers, sendProblem } from './http/problem.js';
 import { paymentRoutes } from './payments/payment-routes.js';
+import { testHelperRoutes } from './payments/test-helper-routes.js';
 import { appRouter, type AppRouter } from './trpc/app-router.js';
 import { contextFactory } from './trpc/context.js';
 
@@ -73,6 +74,7 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
   app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsHtml));
 
   paymentRoutes(app, deps);
+  testHelperRoutes(app, deps);
   checkoutRoutes(app, deps);
 
   await app.register(fastifyTRPCPlugin, {

@@ -8,19 +8,31 @@ import { z } from 'zod';
 import { createApiKey, createBusiness, createOperator, getBusiness } from './businesses/business-service.js';
 import { ConfigError, loadConfig } from './config.js';
 import { SCOPES, type Scope } from './money/catalog.js';
-import { connect, openDatabase, resolveMasterKey } from './runtime.js';
+import { buildDeps, connect, openDatabase, resolveMasterKey } from './runtime.js';
+import { simulateDeposit, SimulateDepositSchema } from './chain/sandbox-deposits.js';
+import { chooseCurrency, loadPaymentById } from './payments/payment-service.js';
 
 const USAGE = `Usage: npm run kassa -- <command> [options]
 
   business:create --name <n> [--withdrawal-callback-url <u>] [--payment-callback-url <u>] [--json]
   apikey:create   --business <id> --scopes ${SCOPES.join(',')} [--json]
   operator:create --name <n> --role admin|viewer [--json]
+  deposit:simulate --payment <id> --currency <C> --network <N> --amount <a> [--from <address>] [--risk-score <0-10>] [--no-confirm] [--json]
+      (sandbox) send a simulated deposit to a payment; it confirms after KASSA_SANDBOX_CONFIRM_DELAY_S
+      (or is dropped with --no-confirm) once \`npm start\` runs the worker
+  payment:choose-currency --payment <id> --currency <C> --network <N> [--json]
+      fix currency and network of a NEW payment, as the checkout does
   migrate
 `;
 
 class UsageError extends Error {}
 
 const httpUrl = z.url({ protocol: /^https?$/ });
+
+function requireUuid(value: string | undefined, flag: string): string {
+  if (!value || !z.guid().safeParse(value).success) throw new UsageError(`${flag} <uuid> is required.`);
+  return value;
+}
 
 async function run(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
@@ -33,6 +45,13 @@ async function run(argv: string[]): Promise<void> {
       business: { type: 'string' },
       scopes: { type: 'string' },
       role: { type: 'string' },
+      payment: { type: 'string' },
+      currency: { type: 'string' },
+      network: { type: 'string' },
+      amount: { type: 'string' },
+      from: { type: 'string' },
+      'risk-score': { type: 'string' },
+      'no-confirm': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
     strict: true,
@@ -41,7 +60,7 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const commands = ['business:create', 'apikey:create', 'operator:create', 'migrate'];
+  const commands = ['business:create', 'apikey:create', 'operator:create', 'deposit:simulate', 'payment:choose-currency', 'migrate'];
   if (!commands.includes(command)) throw new UsageError(`Unknown command ${command}.`);
 
   const config = loadConfig();
@@ -90,6 +109,36 @@ async function run(argv: string[]): Promise<void> {
         if (values.role !== 'admin' && values.role !== 'viewer') throw new UsageError('--role must be admin or viewer.');
         const op = await createOperator(database.db, values.name, values.role);
         print({ operatorId: op.operatorId, name: values.name, role: values.role, token: op.token }, `Bearer token (shown once): ${op.token}`);
+        break;
+      }
+      case 'deposit:simulate': {
+        if (!config.sandbox) throw new UsageError('deposit:simulate exists only in sandbox.');
+        const deps = buildDeps(config, database, masterKey);
+        const payment = await loadPaymentById(database.db, requireUuid(values.payment, '--payment'));
+        const input = SimulateDepositSchema.safeParse({
+          depositCurrency: values.currency,
+          network: values.network,
+          amount: values.amount,
+          fromAddress: values.from,
+          riskScore: values['risk-score'],
+          confirm: !values['no-confirm'],
+        });
+        if (!input.success) throw new UsageError(input.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('\n'));
+        const simulated = await simulateDeposit(deps, payment, input.data);
+        const status = 'status' in simulated.ingest ? simulated.ingest.status : simulated.ingest.outcome;
+        print({ transactionId: simulated.txHash, depositStatus: status }, `transaction ${simulated.txHash}\ndeposit ${status}`);
+        break;
+      }
+      case 'payment:choose-currency': {
+        const deps = buildDeps(config, database, masterKey);
+        const row = await chooseCurrency(deps, requireUuid(values.payment, '--payment'), {
+          depositCurrency: values.currency ?? '',
+          network: values.network ?? '',
+        });
+        print(
+          { paymentId: row.id, depositCurrency: row.depositCurrency, network: row.network, walletAddress: row.walletAddress, destinationTag: row.destinationTag, expectedDepositAmount: row.expectedDepositAmount },
+          `send ${row.expectedDepositAmount} ${row.depositCurrency} on ${row.network} to ${row.walletAddress}${row.destinationTag ? ` (tag ${row.destinationTag})` : ''}`,
+        );
         break;
       }
     }

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { PAYMENT_STATUSES } from '../money/catalog.js';
 import { operatorProcedure, router } from '../trpc/init.js';
+import { paymentOpsProcedures } from './deposit-router.js';
 import { listPayments, loadPaymentById, paymentRecord } from './payment-service.js';
 
 export const paymentRouter = router({
@@ -22,4 +23,5 @@ export const paymentRouter = router({
   get: operatorProcedure.input(z.object({ paymentId: z.guid() })).query(async ({ ctx, input }) =>
     paymentRecord(ctx.deps.database.db, await loadPaymentById(ctx.deps.database.db, input.paymentId), ctx.deps.config.publicUrl),
   ),
+  ...paymentOpsProcedures,
 });

@@ -3,12 +3,15 @@
  * `type AppRouter` and get end-to-end types with @trpc/client.
  */
 import { businessRouter } from '../businesses/business-router.js';
+import { balanceRouter, depositRouter } from '../payments/deposit-router.js';
 import { paymentRouter } from '../payments/payment-router.js';
 import { router } from './init.js';
 
 export const appRouter = router({
   businesses: businessRouter,
   payments: paymentRouter,
+  deposits: depositRouter,
+  balances: balanceRouter,
 });
 
 export type AppRouter = typeof appRouter;

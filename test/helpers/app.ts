@@ -16,7 +16,8 @@ export const TEST_MASTER_KEY = '00112233445566778899aabbccddeeff0011223344556677
 
 /** A clock tests move by hand. */
 export class TestClock {
-  constructor(public current = new Date('2026-11-22T12:00:00.000Z')) {}
+  // In the past of the real clock: jobs the worker schedules at clock time run at once.
+  constructor(public current = new Date('2026-01-15T12:00:00.000Z')) {}
   now = () => new Date(this.current);
   advance(ms: number) {
     this.current = new Date(this.current.getTime() + ms);
