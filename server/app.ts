@@ -16,7 +16,11 @@ import { problem, registerProblemHandlers, sendProblem } from './http/problem.js
 import { paymentRoutes } from './payments/payment-routes.js';
 import { testHelperRoutes } from './payments/test-helper-routes.js';
 import { appRouter, type AppRouter } from './trpc/app-router.js';
-import { contextFactory } from './trpc/context.js';
+import { checkoutContextFactory, contextFactory } from './trpc/context.js';
+import cors from '@fastify/cors';
+import { checkoutRouter, type CheckoutRouter } from './checkout/checkout-router.js';
+import { LiveUpdates } from './checkout/live-updates.js';
+import { RateLimits } from './http/rate-limit.js';
 
 /** Largest accepted request body (CONTRACT §3). */
 export const BODY_LIMIT = 64 * 1024;
@@ -86,6 +90,22 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
         if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: error.cause ?? error, path }, 'trpc procedure failed');
       },
     } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
+  });
+
+  // The checkout API is public and called from merchants' pages: CORS open, no credentials.
+  const live = new LiveUpdates(deps.database.sql);
+  await live.start();
+  app.addHook('onClose', async () => live.stop());
+  const limits = new RateLimits();
+  await app.register(async (scope) => {
+    await scope.register(cors, { origin: '*', methods: ['GET', 'POST'], maxAge: 86400 });
+    await scope.register(fastifyTRPCPlugin, {
+      prefix: '/checkout/api',
+      trpcOptions: {
+        router: checkoutRouter,
+        createContext: checkoutContextFactory(deps, live, limits),
+      } satisfies FastifyTRPCPluginOptions<CheckoutRouter>['trpcOptions'],
+    });
   });
 
   return {

@@ -24,6 +24,7 @@ import { coverageUnit, derivePaymentStatus } from './payment-status.js';
 import type { PaymentRow } from './payment-record.js';
 import { createRefund, networkFee } from './refunds.js';
 import { transitionPayment } from './transition.js';
+import { notifyPayment } from '../checkout/live-updates.js';
 
 type DepositRow = typeof deposits.$inferSelect;
 
@@ -178,6 +179,9 @@ export async function reevaluatePayment(tx: Queryable, p: PaymentRow, at: Date, 
   );
   if (next !== p.status && canTransition(p.status as PaymentStatus, next)) {
     await transitionPayment(tx, p, next, reason, at);
+  } else {
+    // Deposits changed even if the status did not: live checkouts still need to know.
+    await notifyPayment(tx, p.id);
   }
   return p.status as PaymentStatus;
 }

@@ -6,7 +6,8 @@
  */
 import { eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { refunds, type deposits } from '../../db/schema.js';
+import { deposits, refunds } from '../../db/schema.js';
+import { notifyPayment } from '../checkout/live-updates.js';
 import { enqueue } from '../../jobs/enqueue.js';
 import type { Deps } from '../deps.js';
 import { NETWORK_FEES, type CryptoCurrency, type Network } from '../money/catalog.js';
@@ -71,6 +72,8 @@ export async function broadcastRefund(deps: Deps, refundId: string): Promise<str
     });
     const confirmedAt = sent.confirmedAt ?? deps.now();
     await transitionRefund(tx, refund, 'CONFIRMED', 'broadcast confirmed', confirmedAt, { transactionId: sent.txHash, confirmedAt });
+    const [deposit] = await tx.select({ paymentId: deposits.paymentId }).from(deposits).where(eq(deposits.id, refund.depositId));
+    if (deposit) await notifyPayment(tx, deposit.paymentId);
     return 'CONFIRMED';
   });
 }

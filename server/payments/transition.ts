@@ -8,6 +8,7 @@ import { paymentEvents, payments } from '../../db/schema.js';
 import { KassaError } from '../errors.js';
 import type { PaymentStatus } from '../money/catalog.js';
 import { canTransition } from './payment-states.js';
+import { notifyPayment } from '../checkout/live-updates.js';
 
 export class IllegalTransitionError extends KassaError {
   constructor(paymentId: string, from: PaymentStatus, to: PaymentStatus) {
@@ -33,6 +34,7 @@ export async function transitionPayment(
   // Someone else moved it first: the caller's view is stale, so refuse rather than overwrite.
   if (updated.length === 0) throw new KassaError(409, 'CONCURRENT_UPDATE', `Payment ${payment.id} changed concurrently.`);
   await tx.insert(paymentEvents).values({ paymentId: payment.id, fromStatus: from, toStatus: to, reason, data, at });
+  await notifyPayment(tx, payment.id);
   payment.status = to;
 }
 

@@ -6,13 +6,22 @@
 import type { CreateFastifyContextOptions } from '@trpc/server/adapters/fastify';
 import { findOperatorByToken, type OperatorRole } from '../businesses/business-service.js';
 import type { Deps } from '../deps.js';
+import type { LiveUpdates } from '../checkout/live-updates.js';
+import type { RateLimits } from '../http/rate-limit.js';
 
 export type Operator = { id: string; name: string; role: OperatorRole };
 
-export type Context = { deps: Deps; operator: Operator | null; ip: string | null };
+export type Context = {
+  deps: Deps;
+  operator: Operator | null;
+  ip: string | null;
+  /** Web processes only: change notifications for checkout subscriptions. */
+  live: LiveUpdates | null;
+  limits: RateLimits | null;
+};
 
-export function createContextInner(opts: { deps: Deps; operator?: Operator | null; ip?: string | null }): Context {
-  return { deps: opts.deps, operator: opts.operator ?? null, ip: opts.ip ?? null };
+export function createContextInner(opts: Partial<Context> & { deps: Deps }): Context {
+  return { deps: opts.deps, operator: opts.operator ?? null, ip: opts.ip ?? null, live: opts.live ?? null, limits: opts.limits ?? null };
 }
 
 export function contextFactory(deps: Deps) {
@@ -23,4 +32,9 @@ export function contextFactory(deps: Deps) {
     const operator = row ? { id: row.id, name: row.name, role: row.role as OperatorRole } : null;
     return createContextInner({ deps, operator, ip: req.ip });
   };
+}
+
+/** The checkout's context: no operator, ever; the client's address for rate limits. */
+export function checkoutContextFactory(deps: Deps, live: LiveUpdates, limits: RateLimits) {
+  return async ({ req }: CreateFastifyContextOptions): Promise<Context> => createContextInner({ deps, ip: req.ip, live, limits });
 }

@@ -5,7 +5,7 @@
  */
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
-import { ZodError } from 'zod';
+import { z, ZodError } from 'zod';
 import { KassaError } from '../errors.js';
 import type { Context } from './context.js';
 
@@ -15,6 +15,8 @@ const CODES: Record<number, TRPC_ERROR_CODE_KEY> = {
 };
 
 const t = initTRPC.context<Context>().create({
+  // Keep checkout subscriptions alive through proxies, and let clients notice a dead stream.
+  sse: { ping: { enabled: true, intervalMs: 15_000 }, client: { reconnectAfterInactivityMs: 40_000 } },
   errorFormatter({ shape, error }) {
     const cause = error.cause;
     return {
@@ -53,5 +55,14 @@ export const operatorProcedure = publicProcedure.use(({ ctx, next }) => {
 
 export const adminProcedure = operatorProcedure.use(({ ctx, next }) => {
   if (ctx.operator.role !== 'admin') throw new TRPCError({ code: 'FORBIDDEN', message: 'This needs the admin role.' });
+  return next();
+});
+
+/** Public checkout procedures: keyed by the checkout token, rate limited per token and per address. */
+export const checkoutProcedure = publicProcedure.input(z.object({ token: z.string().max(64) })).use(async ({ ctx, input, next }) => {
+  if (ctx.limits) {
+    await ctx.limits.consume(ctx.limits.checkoutIp, ctx.ip ?? 'unknown');
+    await ctx.limits.consume(ctx.limits.checkoutToken, input.token);
+  }
   return next();
 });
