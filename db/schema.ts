@@ -31,6 +31,12 @@ export const businesses = pgTable('businesses', {
   callbackSecretEnc: text('callback_secret_enc').notNull(),
   riskReviewThreshold: numeric('risk_review_threshold').notNull().default('5'),
   riskBlockThreshold: numeric('risk_block_threshold').notNull().default('8'),
+  /** Withdrawal approvals needed before broadcast: NONE, ONE or TWO (2024-04-01, 2024-05-29). */
+  approvalPolicy: text('approval_policy').notNull().default('NONE'),
+  /** Withdrawals only to whitelisted addresses (2023-02-09). */
+  requireWhitelist: boolean('require_whitelist').notNull().default(false),
+  /** Who pays the network fee of a withdrawal unless the request says (2024-07-04): BUSINESS or RECIPIENT. */
+  defaultFeePayer: text('default_fee_payer').notNull().default('BUSINESS'),
   createdAt: createdAt(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
@@ -284,4 +290,127 @@ export const sandboxTransactions = pgTable(
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('sandbox_tx_output').on(t.network, t.txHash, t.outputIndex)],
+);
+
+/** Withdrawals (spec §6, CONTRACT §6). */
+export const withdrawals = pgTable(
+  'withdrawals',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    businessId: uuid('business_id').notNull().references(() => businesses.id),
+    clientWithdrawalId: text('client_withdrawal_id').notNull(),
+    requestHash: text('request_hash').notNull(),
+    status: text('status').notNull(),
+    withdrawCurrency: text('withdraw_currency').notNull(),
+    network: text('network').notNull(),
+    address: text('address').notNull(),
+    destinationTag: text('destination_tag'),
+    displayCurrency: text('display_currency').notNull(),
+    settlementCurrency: text('settlement_currency').notNull(),
+    feePayer: text('fee_payer').notNull(),
+    expectedDisplayAmount: numeric('expected_display_amount').notNull(),
+    estimatedWithdrawAmount: numeric('estimated_withdraw_amount').notNull(),
+    /** Debited from the MERCHANT balance when accepted; credited back on FAILED, BLOCKED, REJECTED. */
+    deductedSettlementAmount: numeric('deducted_settlement_amount').notNull(),
+    withdrawFee: numeric('withdraw_fee').notNull(),
+    rateDisplay: numeric('rate_display').notNull(),
+    rateSettlement: numeric('rate_settlement').notNull(),
+    approvalsRequired: integer('approvals_required').notNull(),
+    riskScore: numeric('risk_score').notNull(),
+    riskAssessment: jsonb('risk_assessment').$type<Record<string, unknown>>().notNull(),
+    /** Filled when the outcome is known. */
+    actuals: jsonb('actuals').$type<Record<string, string>>(),
+    transactionId: text('transaction_id'),
+    createdAt: createdAt(),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('withdrawals_business_client_id').on(t.businessId, t.clientWithdrawalId),
+    index('withdrawals_business_created').on(t.businessId, t.createdAt.desc(), t.id.desc()),
+  ],
+);
+
+export const withdrawalEvents = pgTable(
+  'withdrawal_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    withdrawalId: uuid('withdrawal_id').notNull().references(() => withdrawals.id),
+    fromStatus: text('from_status'),
+    toStatus: text('to_status').notNull(),
+    reason: text('reason').notNull(),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('withdrawal_events_withdrawal').on(t.withdrawalId, t.id)],
+);
+
+/** One row per operator decision; the unique index makes "a different operator" a database fact. */
+export const withdrawalApprovals = pgTable(
+  'withdrawal_approvals',
+  {
+    withdrawalId: uuid('withdrawal_id').notNull().references(() => withdrawals.id),
+    operatorId: uuid('operator_id').notNull().references(() => operators.id),
+    decision: text('decision').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.withdrawalId, t.operatorId] })],
+);
+
+export const whitelistedAddresses = pgTable(
+  'whitelisted_addresses',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    businessId: uuid('business_id').notNull().references(() => businesses.id),
+    currency: text('currency').notNull(),
+    network: text('network').notNull(),
+    address: text('address').notNull(),
+    destinationTag: text('destination_tag').notNull().default(''),
+    label: text('label'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('whitelist_unique').on(t.businessId, t.currency, t.network, t.address, t.destinationTag)],
+);
+
+/**
+ * Callbacks to merchants (withdrawal outcomes, payment status changes). The
+ * body is stored as the exact bytes sent, so every retry signs the same
+ * content under the same webhook-id.
+ */
+export const callbackDeliveries = pgTable(
+  'callback_deliveries',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    businessId: uuid('business_id').notNull().references(() => businesses.id),
+    kind: text('kind').notNull(),
+    subjectId: uuid('subject_id').notNull(),
+    webhookId: text('webhook_id').notNull().unique(),
+    url: text('url').notNull(),
+    body: text('body').notNull(),
+    /** PENDING, DELIVERED or EXPIRED (the retry window passed). */
+    status: text('status').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    /** Attempts made before the current schedule began (a redelivery starts a new one). */
+    cycleStartAttempt: integer('cycle_start_attempt').notNull().default(0),
+    firstAttemptAt: timestamp('first_attempt_at', { withTimezone: true }).notNull(),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [index('callback_deliveries_subject').on(t.subjectId), index('callback_deliveries_due').on(t.status, t.nextAttemptAt)],
+);
+
+export const callbackAttempts = pgTable(
+  'callback_attempts',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    deliveryId: uuid('delivery_id').notNull().references(() => callbackDeliveries.id),
+    attempt: integer('attempt').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    /** When the schedule planned it: first attempt + (attempt − 1) × interval. */
+    plannedAt: timestamp('planned_at', { withTimezone: true }).notNull(),
+    statusCode: integer('status_code'),
+    latencyMs: integer('latency_ms').notNull(),
+    error: text('error'),
+  },
+  (t) => [uniqueIndex('callback_attempts_delivery_attempt').on(t.deliveryId, t.attempt)],
 );

@@ -11,6 +11,8 @@ export type TaskPayloads = {
   expire_payment: { paymentId: string };
   broadcast_refund: { refundId: string };
   sandbox_settle_tx: { transactionId: string };
+  deliver_callback: { deliveryId: string };
+  broadcast_withdrawal: { withdrawalId: string };
 };
 
 export async function enqueue<T extends keyof TaskPayloads>(

@@ -10,6 +10,9 @@ import { expirePaymentTask } from './tasks/expire-payment.js';
 import { sweepExpiriesTask } from './tasks/sweep-expiries.js';
 import { broadcastRefundTask } from './tasks/broadcast-refund.js';
 import { sandboxSettleTxTask } from './tasks/sandbox-settle-tx.js';
+import { broadcastWithdrawalTask } from './tasks/broadcast-withdrawal.js';
+import { deliverCallbackTask } from './tasks/deliver-callback.js';
+import { sweepCallbacksTask } from './tasks/sweep-callbacks.js';
 
 export function taskList(deps: Deps): TaskList {
   return {
@@ -17,10 +20,13 @@ export function taskList(deps: Deps): TaskList {
     sweep_expiries: sweepExpiriesTask(deps),
     broadcast_refund: broadcastRefundTask(deps),
     sandbox_settle_tx: sandboxSettleTxTask(deps),
+    broadcast_withdrawal: broadcastWithdrawalTask(deps),
+    deliver_callback: deliverCallbackTask(deps),
+    sweep_callbacks: sweepCallbacksTask(deps),
   };
 }
 
-export const CRONTAB = ['* * * * * sweep_expiries ?max=1'].join('\n');
+export const CRONTAB = ['* * * * * sweep_expiries ?max=1', '* * * * * sweep_callbacks ?max=1'].join('\n');
 
 export async function startWorker(deps: Deps, options: { concurrency?: number; pollInterval?: number; crontab?: boolean } = {}): Promise<Runner> {
   return run({

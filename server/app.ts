@@ -15,6 +15,8 @@ import { openApiDocument, renderDocs } from './http/openapi.js';
 import { problem, registerProblemHandlers, sendProblem } from './http/problem.js';
 import { paymentRoutes } from './payments/payment-routes.js';
 import { testHelperRoutes } from './payments/test-helper-routes.js';
+import { withdrawalRoutes } from './withdrawals/withdrawal-routes.js';
+import { metadataRoutes } from './money/metadata-routes.js';
 import { appRouter, type AppRouter } from './trpc/app-router.js';
 import { checkoutContextFactory, contextFactory } from './trpc/context.js';
 import cors from '@fastify/cors';
@@ -79,6 +81,8 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
 
   paymentRoutes(app, deps);
   testHelperRoutes(app, deps);
+  withdrawalRoutes(app, deps);
+  metadataRoutes(app, deps);
   checkoutRoutes(app, deps);
 
   await app.register(fastifyTRPCPlugin, {

@@ -11,6 +11,7 @@ import { SCOPES, type Scope } from './money/catalog.js';
 import { buildDeps, connect, openDatabase, resolveMasterKey } from './runtime.js';
 import { simulateDeposit, SimulateDepositSchema } from './chain/sandbox-deposits.js';
 import { chooseCurrency, loadPaymentById } from './payments/payment-service.js';
+import { listAttempts, listDeliveries, redeliver } from './callbacks/delivery-service.js';
 
 const USAGE = `Usage: npm run kassa -- <command> [options]
 
@@ -22,6 +23,10 @@ const USAGE = `Usage: npm run kassa -- <command> [options]
       (or is dropped with --no-confirm) once \`npm start\` runs the worker
   payment:choose-currency --payment <id> --currency <C> --network <N> [--json]
       fix currency and network of a NEW payment, as the checkout does
+  callbacks:list [--business <id>] [--status PENDING|DELIVERED|EXPIRED] [--json]
+      callback deliveries with their attempts (time, status code, latency, error)
+  callback:redeliver --delivery <id> [--json]
+      send a delivered or expired callback again (same webhook-id), on a new retry schedule
   migrate
 `;
 
@@ -52,6 +57,8 @@ async function run(argv: string[]): Promise<void> {
       from: { type: 'string' },
       'risk-score': { type: 'string' },
       'no-confirm': { type: 'boolean', default: false },
+      delivery: { type: 'string' },
+      status: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
     strict: true,
@@ -60,7 +67,7 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const commands = ['business:create', 'apikey:create', 'operator:create', 'deposit:simulate', 'payment:choose-currency', 'migrate'];
+  const commands = ['business:create', 'apikey:create', 'operator:create', 'deposit:simulate', 'payment:choose-currency', 'callbacks:list', 'callback:redeliver', 'migrate'];
   if (!commands.includes(command)) throw new UsageError(`Unknown command ${command}.`);
 
   const config = loadConfig();
@@ -127,6 +134,29 @@ async function run(argv: string[]): Promise<void> {
         const simulated = await simulateDeposit(deps, payment, input.data);
         const status = 'status' in simulated.ingest ? simulated.ingest.status : simulated.ingest.outcome;
         print({ transactionId: simulated.txHash, depositStatus: status }, `transaction ${simulated.txHash}\ndeposit ${status}`);
+        break;
+      }
+      case 'callbacks:list': {
+        const status = values.status;
+        if (status && !['PENDING', 'DELIVERED', 'EXPIRED'].includes(status)) throw new UsageError('--status must be PENDING, DELIVERED or EXPIRED.');
+        const deliveries = await listDeliveries(database.db, {
+          businessId: values.business ? requireUuid(values.business, '--business') : undefined,
+          status,
+          limit: 50,
+        });
+        const withAttempts = await Promise.all(deliveries.map(async (d) => ({ ...d, attemptLog: await listAttempts(database.db, d.id) })));
+        print(
+          { deliveries: withAttempts },
+          withAttempts
+            .map((d) => `${d.id} ${d.kind} ${d.status} attempts=${d.attempts} ${d.url}\n${d.attemptLog.map((a) => `    #${a.attempt} ${a.startedAt.toISOString()} ${a.statusCode ?? '-'} ${a.latencyMs}ms ${a.error ?? ''}`).join('\n')}`)
+            .join('\n') || 'no callbacks',
+        );
+        break;
+      }
+      case 'callback:redeliver': {
+        const deliveryId = requireUuid(values.delivery, '--delivery');
+        await redeliver(buildDeps(config, database, masterKey), deliveryId);
+        print({ deliveryId, status: 'PENDING' }, `callback ${deliveryId} queued for redelivery (the worker of \`npm start\` sends it)`);
         break;
       }
       case 'payment:choose-currency': {

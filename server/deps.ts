@@ -6,6 +6,7 @@
 import type { Database } from '../db/client.js';
 import type { ChainAdapter } from './chain/adapter.js';
 import type { AmlProvider } from './compliance/aml.js';
+import type { CallbackSender } from './callbacks/egress.js';
 import type { Config } from './config.js';
 import type { RatesProvider } from './money/rates.js';
 import type { MasterKey } from './security/secrets.js';
@@ -17,6 +18,7 @@ export type Deps = {
   rates: RatesProvider;
   chain: ChainAdapter;
   aml: AmlProvider;
+  callbacks: CallbackSender;
   /** The clock. Injected so expiry and retry schedules are testable without sleeping. */
   now: () => Date;
 };

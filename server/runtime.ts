@@ -13,6 +13,7 @@ import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import { SandboxRates } from './money/rates.js';
 import { SandboxAml } from './compliance/aml.js';
+import { CallbackSender } from './callbacks/egress.js';
 import { generateMasterKey, parseMasterKey, type MasterKey } from './security/secrets.js';
 
 export const DATABASE_NAME = 'kassa';
@@ -69,6 +70,7 @@ export function buildDeps(config: Config, database: Database, masterKey: MasterK
     rates: new SandboxRates(),
     chain: new SandboxChain(masterKey, database, now),
     aml: new SandboxAml(),
+    callbacks: new CallbackSender({ timeoutMs: config.callbackTimeoutMs, allowPrivate: config.allowPrivateCallbackUrls }),
     now,
   };
 }

@@ -33,8 +33,40 @@ CREATE TABLE "businesses" (
 	"callback_secret_enc" text NOT NULL,
 	"risk_review_threshold" numeric DEFAULT '5' NOT NULL,
 	"risk_block_threshold" numeric DEFAULT '8' NOT NULL,
+	"approval_policy" text DEFAULT 'NONE' NOT NULL,
+	"require_whitelist" boolean DEFAULT false NOT NULL,
+	"default_fee_payer" text DEFAULT 'BUSINESS' NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "callback_attempts" (
+	"id" bigserial PRIMARY KEY NOT NULL,
+	"delivery_id" uuid NOT NULL,
+	"attempt" integer NOT NULL,
+	"started_at" timestamp with time zone NOT NULL,
+	"planned_at" timestamp with time zone NOT NULL,
+	"status_code" integer,
+	"latency_ms" integer NOT NULL,
+	"error" text
+);
+--> statement-breakpoint
+CREATE TABLE "callback_deliveries" (
+	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"business_id" uuid NOT NULL,
+	"kind" text NOT NULL,
+	"subject_id" uuid NOT NULL,
+	"webhook_id" text NOT NULL,
+	"url" text NOT NULL,
+	"body" text NOT NULL,
+	"status" text NOT NULL,
+	"attempts" integer DEFAULT 0 NOT NULL,
+	"cycle_start_attempt" integer DEFAULT 0 NOT NULL,
+	"first_attempt_at" timestamp with time zone NOT NULL,
+	"next_attempt_at" timestamp with time zone,
+	"delivered_at" timestamp with time zone,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "callback_deliveries_webhook_id_unique" UNIQUE("webhook_id")
 );
 --> statement-breakpoint
 CREATE TABLE "deposit_events" (
@@ -198,8 +230,67 @@ CREATE TABLE "sandbox_transactions" (
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "whitelisted_addresses" (
+	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"business_id" uuid NOT NULL,
+	"currency" text NOT NULL,
+	"network" text NOT NULL,
+	"address" text NOT NULL,
+	"destination_tag" text DEFAULT '' NOT NULL,
+	"label" text,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "withdrawal_approvals" (
+	"withdrawal_id" uuid NOT NULL,
+	"operator_id" uuid NOT NULL,
+	"decision" text NOT NULL,
+	"at" timestamp with time zone NOT NULL,
+	CONSTRAINT "withdrawal_approvals_withdrawal_id_operator_id_pk" PRIMARY KEY("withdrawal_id","operator_id")
+);
+--> statement-breakpoint
+CREATE TABLE "withdrawal_events" (
+	"id" bigserial PRIMARY KEY NOT NULL,
+	"withdrawal_id" uuid NOT NULL,
+	"from_status" text,
+	"to_status" text NOT NULL,
+	"reason" text NOT NULL,
+	"data" jsonb DEFAULT '{}'::jsonb NOT NULL,
+	"at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "withdrawals" (
+	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"business_id" uuid NOT NULL,
+	"client_withdrawal_id" text NOT NULL,
+	"request_hash" text NOT NULL,
+	"status" text NOT NULL,
+	"withdraw_currency" text NOT NULL,
+	"network" text NOT NULL,
+	"address" text NOT NULL,
+	"destination_tag" text,
+	"display_currency" text NOT NULL,
+	"settlement_currency" text NOT NULL,
+	"fee_payer" text NOT NULL,
+	"expected_display_amount" numeric NOT NULL,
+	"estimated_withdraw_amount" numeric NOT NULL,
+	"deducted_settlement_amount" numeric NOT NULL,
+	"withdraw_fee" numeric NOT NULL,
+	"rate_display" numeric NOT NULL,
+	"rate_settlement" numeric NOT NULL,
+	"approvals_required" integer NOT NULL,
+	"risk_score" numeric NOT NULL,
+	"risk_assessment" jsonb NOT NULL,
+	"actuals" jsonb,
+	"transaction_id" text,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"completed_at" timestamp with time zone
+);
+--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_business_id_businesses_id_fk" FOREIGN KEY ("business_id") REFERENCES "public"."businesses"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "balances" ADD CONSTRAINT "balances_business_id_businesses_id_fk" FOREIGN KEY ("business_id") REFERENCES "public"."businesses"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "callback_attempts" ADD CONSTRAINT "callback_attempts_delivery_id_callback_deliveries_id_fk" FOREIGN KEY ("delivery_id") REFERENCES "public"."callback_deliveries"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "callback_deliveries" ADD CONSTRAINT "callback_deliveries_business_id_businesses_id_fk" FOREIGN KEY ("business_id") REFERENCES "public"."businesses"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "deposit_events" ADD CONSTRAINT "deposit_events_deposit_id_deposits_id_fk" FOREIGN KEY ("deposit_id") REFERENCES "public"."deposits"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "deposits" ADD CONSTRAINT "deposits_payment_id_payments_id_fk" FOREIGN KEY ("payment_id") REFERENCES "public"."payments"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "deposits" ADD CONSTRAINT "deposits_business_id_businesses_id_fk" FOREIGN KEY ("business_id") REFERENCES "public"."businesses"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
@@ -209,6 +300,14 @@ ALTER TABLE "payment_events" ADD CONSTRAINT "payment_events_payment_id_payments_
 ALTER TABLE "payments" ADD CONSTRAINT "payments_business_id_businesses_id_fk" FOREIGN KEY ("business_id") REFERENCES "public"."businesses"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "refund_events" ADD CONSTRAINT "refund_events_refund_id_refunds_id_fk" FOREIGN KEY ("refund_id") REFERENCES "public"."refunds"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "refunds" ADD CONSTRAINT "refunds_deposit_id_deposits_id_fk" FOREIGN KEY ("deposit_id") REFERENCES "public"."deposits"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "whitelisted_addresses" ADD CONSTRAINT "whitelisted_addresses_business_id_businesses_id_fk" FOREIGN KEY ("business_id") REFERENCES "public"."businesses"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "withdrawal_approvals" ADD CONSTRAINT "withdrawal_approvals_withdrawal_id_withdrawals_id_fk" FOREIGN KEY ("withdrawal_id") REFERENCES "public"."withdrawals"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "withdrawal_approvals" ADD CONSTRAINT "withdrawal_approvals_operator_id_operators_id_fk" FOREIGN KEY ("operator_id") REFERENCES "public"."operators"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "withdrawal_events" ADD CONSTRAINT "withdrawal_events_withdrawal_id_withdrawals_id_fk" FOREIGN KEY ("withdrawal_id") REFERENCES "public"."withdrawals"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "withdrawals" ADD CONSTRAINT "withdrawals_business_id_businesses_id_fk" FOREIGN KEY ("business_id") REFERENCES "public"."businesses"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+CREATE UNIQUE INDEX "callback_attempts_delivery_attempt" ON "callback_attempts" USING btree ("delivery_id","attempt");--> statement-breakpoint
+CREATE INDEX "callback_deliveries_subject" ON "callback_deliveries" USING btree ("subject_id");--> statement-breakpoint
+CREATE INDEX "callback_deliveries_due" ON "callback_deliveries" USING btree ("status","next_attempt_at");--> statement-breakpoint
 CREATE INDEX "deposit_events_deposit" ON "deposit_events" USING btree ("deposit_id","id");--> statement-breakpoint
 CREATE UNIQUE INDEX "deposits_chain_output" ON "deposits" USING btree ("network","tx_hash","output_index");--> statement-breakpoint
 CREATE INDEX "deposits_payment" ON "deposits" USING btree ("payment_id","received_at");--> statement-breakpoint
@@ -221,6 +320,11 @@ CREATE UNIQUE INDEX "payments_address_tag" ON "payments" USING btree ("network",
 CREATE INDEX "payments_wallet" ON "payments" USING btree ("wallet_address");--> statement-breakpoint
 CREATE INDEX "refund_events_refund" ON "refund_events" USING btree ("refund_id","id");--> statement-breakpoint
 CREATE UNIQUE INDEX "sandbox_tx_output" ON "sandbox_transactions" USING btree ("network","tx_hash","output_index");--> statement-breakpoint
+CREATE UNIQUE INDEX "whitelist_unique" ON "whitelisted_addresses" USING btree ("business_id","currency","network","address","destination_tag");--> statement-breakpoint
+CREATE INDEX "withdrawal_events_withdrawal" ON "withdrawal_events" USING btree ("withdrawal_id","id");--> statement-breakpoint
+CREATE UNIQUE INDEX "withdrawals_business_client_id" ON "withdrawals" USING btree ("business_id","client_withdrawal_id");--> statement-breakpoint
+CREATE INDEX "withdrawals_business_created" ON "withdrawals" USING btree ("business_id","created_at" DESC NULLS LAST,"id" DESC NULLS LAST);
+--> statement-breakpoint
 -- Event tables and the ledger are append-only: refuse updates and deletes in the database itself.
 CREATE OR REPLACE FUNCTION kassa_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -234,3 +338,7 @@ CREATE TRIGGER deposit_events_append_only BEFORE UPDATE OR DELETE ON "deposit_ev
 CREATE TRIGGER refund_events_append_only BEFORE UPDATE OR DELETE ON "refund_events" FOR EACH ROW EXECUTE FUNCTION kassa_append_only();
 --> statement-breakpoint
 CREATE TRIGGER ledger_entries_append_only BEFORE UPDATE OR DELETE ON "ledger_entries" FOR EACH ROW EXECUTE FUNCTION kassa_append_only();
+--> statement-breakpoint
+CREATE TRIGGER withdrawal_events_append_only BEFORE UPDATE OR DELETE ON "withdrawal_events" FOR EACH ROW EXECUTE FUNCTION kassa_append_only();
+--> statement-breakpoint
+CREATE TRIGGER callback_attempts_append_only BEFORE UPDATE OR DELETE ON "callback_attempts" FOR EACH ROW EXECUTE FUNCTION kassa_append_only();

@@ -23,6 +23,9 @@ export const UpdateBusinessSchema = z
     paymentCallbackUrl: callbackUrl.optional(),
     riskReviewThreshold: z.string().regex(/^(10|[0-9])(\.[0-9]{1,2})?$/).optional(),
     riskBlockThreshold: z.string().regex(/^(10|[0-9])(\.[0-9]{1,2})?$/).optional(),
+    approvalPolicy: z.enum(['NONE', 'ONE', 'TWO']).optional(),
+    requireWhitelist: z.boolean().optional(),
+    defaultFeePayer: z.enum(['BUSINESS', 'RECIPIENT']).optional(),
   })
   .superRefine((v, ctx) => {
     for (const [currency, networks] of Object.entries(v.allowedNetworks ?? {})) {

@@ -19,7 +19,7 @@ export type BusinessSettings = Partial<
     typeof businesses.$inferInsert,
     | 'name' | 'settlementCurrency' | 'serviceFeePercent' | 'userFeeSharePercent' | 'overpaymentPolicy'
     | 'refundFollowUpDeposits' | 'allowedNetworks' | 'withdrawalCallbackUrl' | 'paymentCallbackUrl'
-    | 'riskReviewThreshold' | 'riskBlockThreshold'
+    | 'riskReviewThreshold' | 'riskBlockThreshold' | 'approvalPolicy' | 'requireWhitelist' | 'defaultFeePayer'
   >
 >;
 

@@ -7,6 +7,11 @@ import { z } from 'zod';
 import { CreatePaymentSchema } from '../payments/create-payment.schema.js';
 import { CreatedPaymentResponseSchema, PaymentListSchema, PaymentRecordSchema } from '../payments/payment-record.schema.js';
 import { ListPaymentsQuerySchema } from '../payments/payment-routes.js';
+import { SimulateDepositSchema } from '../chain/sandbox-deposits.js';
+import { RatesQuerySchema } from '../money/metadata-routes.js';
+import { CreateWithdrawalSchema } from '../withdrawals/create-withdrawal.schema.js';
+import { CreateWhitelistSchema } from '../withdrawals/whitelist.js';
+import { ListWithdrawalsQuerySchema, OutcomeSchema } from '../withdrawals/withdrawal-routes.js';
 
 type Operation = {
   method: 'get' | 'post' | 'delete';
@@ -24,6 +29,18 @@ export const OPERATIONS: Operation[] = [
   { method: 'post', path: '/v1/payments', summary: 'Request crypto payment (spec §4.1)', scope: 'CREATE_PAYMENT', request: CreatePaymentSchema, response: CreatedPaymentResponseSchema },
   { method: 'get', path: '/v1/payments/{paymentId}', summary: 'Get a payment record', scope: 'READ_PAYMENT', pathParams: ['paymentId'], response: PaymentRecordSchema },
   { method: 'get', path: '/v1/payments', summary: 'List payments, newest first', scope: 'READ_PAYMENT', query: ListPaymentsQuerySchema, response: PaymentListSchema },
+  { method: 'post', path: '/v1/withdrawals', summary: 'Request a withdrawal (CONTRACT §6)', scope: 'CREATE_WITHDRAWAL', request: CreateWithdrawalSchema },
+  { method: 'get', path: '/v1/withdrawals/{withdrawalId}', summary: 'Get a withdrawal', scope: 'READ_WITHDRAWAL', pathParams: ['withdrawalId'] },
+  { method: 'get', path: '/v1/withdrawals', summary: 'Business withdrawals, newest first', scope: 'READ_WITHDRAWAL', query: ListWithdrawalsQuerySchema },
+  { method: 'post', path: '/v1/whitelisted-addresses', summary: 'Whitelist a withdrawal address (network mandatory)', scope: 'MANAGE_WHITELIST', request: CreateWhitelistSchema },
+  { method: 'get', path: '/v1/whitelisted-addresses', summary: 'List whitelisted addresses', scope: 'MANAGE_WHITELIST' },
+  { method: 'delete', path: '/v1/whitelisted-addresses/{id}', summary: 'Remove a whitelisted address', scope: 'MANAGE_WHITELIST', pathParams: ['id'] },
+  { method: 'get', path: '/v1/currencies', summary: 'Currencies, networks, decimals, deposit/withdraw flags, minAmount, maxAmount', scope: 'any' },
+  { method: 'get', path: '/v1/rates', summary: 'Exchange rates: from and to are comma-separated fiat and crypto codes', scope: 'any', query: RatesQuerySchema },
+  { method: 'get', path: '/api/v1/currency/{currency}/network/{network}/address/{address}/valid', summary: 'Validate a withdrawal address', scope: 'any', pathParams: ['currency', 'network', 'address'] },
+  { method: 'post', path: '/api/v1/addresses/validate', summary: 'Deprecated: validate an address (body {currency, network, address})', scope: 'any' },
+  { method: 'post', path: '/v1/test-helpers/payments/{paymentId}/deposits', summary: 'Sandbox: simulate a deposit', scope: 'CREATE_PAYMENT', pathParams: ['paymentId'], request: SimulateDepositSchema },
+  { method: 'post', path: '/v1/test-helpers/withdrawals/{withdrawalId}/outcome', summary: 'Sandbox: force a withdrawal outcome', scope: 'CREATE_WITHDRAWAL', pathParams: ['withdrawalId'], request: OutcomeSchema },
   { method: 'get', path: '/health', summary: 'Liveness' },
   { method: 'get', path: '/ready', summary: 'Readiness: the database answers' },
   { method: 'get', path: '/metrics', summary: 'Prometheus metrics' },
@@ -56,7 +73,9 @@ export function openApiDocument(publicUrl: string): Record<string, unknown> {
     paths[op.path] ??= {};
     paths[op.path]![op.method] = {
       summary: op.summary,
-      ...(op.scope ? { security: [{ kassaApi: [op.scope] }], description: `Requires scope ${op.scope}.` } : {}),
+      ...(op.scope
+        ? { security: [{ kassaApi: op.scope === 'any' ? [] : [op.scope] }], description: op.scope === 'any' ? 'Any valid API key.' : `Requires scope ${op.scope}.` }
+        : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(op.request ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.request, 'input') } } } } : {}),
       responses: {

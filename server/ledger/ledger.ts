@@ -25,14 +25,37 @@ export async function postEntries(tx: Queryable, entries: Entry[], at: Date): Pr
   if (nonZero.length === 0) return;
   await tx.insert(ledgerEntries).values(nonZero.map((e) => ({ ...e, at })));
   for (const e of nonZero) {
-    await tx
-      .insert(balances)
-      .values({ businessId: e.businessId, account: e.account, currency: e.currency, amount: e.amount })
-      .onConflictDoUpdate({
-        target: [balances.businessId, balances.account, balances.currency],
-        set: { amount: sql`${balances.amount} + excluded.amount` },
-      });
+    if (e.amount.startsWith('-')) {
+      // A debit updates the existing row (locking it until commit); the CHECK refuses a negative result.
+      const updated = await tx
+        .update(balances)
+        .set({ amount: sql`${balances.amount} + ${e.amount}::numeric` })
+        .where(and(eq(balances.businessId, e.businessId), eq(balances.account, e.account), eq(balances.currency, e.currency)))
+        .returning({ amount: balances.amount });
+      if (updated.length === 0) throw new InsufficientBalanceError(e.currency);
+    } else {
+      await tx
+        .insert(balances)
+        .values({ businessId: e.businessId, account: e.account, currency: e.currency, amount: e.amount })
+        .onConflictDoUpdate({
+          target: [balances.businessId, balances.account, balances.currency],
+          set: { amount: sql`${balances.amount} + excluded.amount` },
+        });
+    }
   }
+}
+
+/** A debit larger than the balance: the CHECK constraint's verdict, or no balance at all. */
+export class InsufficientBalanceError extends Error {
+  override name = 'InsufficientBalanceError';
+  constructor(readonly currency: string) {
+    super(`insufficient ${currency} balance`);
+  }
+}
+
+export function isInsufficientBalance(error: unknown): boolean {
+  const e = error as { code?: string; cause?: { code?: string } };
+  return error instanceof InsufficientBalanceError || e.code === '23514' || e.cause?.code === '23514';
 }
 
 export type Balance = { account: string; currency: string; amount: string };

@@ -169,7 +169,7 @@ async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, a
 }
 
 /** Recompute the payment's status from its deposits and move it when the table allows. */
-export async function reevaluatePayment(tx: Queryable, p: PaymentRow, at: Date, reason: string): Promise<PaymentStatus> {
+export async function reevaluatePayment(tx: Queryable, deps: Deps, p: PaymentRow, at: Date, reason: string): Promise<PaymentStatus> {
   const rows = await tx.select().from(deposits).where(eq(deposits.paymentId, p.id));
   const { expected, of } = coverage(p);
   const next = derivePaymentStatus(
@@ -178,7 +178,7 @@ export async function reevaluatePayment(tx: Queryable, p: PaymentRow, at: Date, 
     at,
   );
   if (next !== p.status && canTransition(p.status as PaymentStatus, next)) {
-    await transitionPayment(tx, p, next, reason, at);
+    await transitionPayment(tx, deps, p, next, reason, at);
   } else {
     // Deposits changed even if the status did not: live checkouts still need to know.
     await notifyPayment(tx, p.id);
@@ -238,7 +238,7 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
       } else if (current.status === 'COMPLIANCE_REVIEW' && report.state === 'DROPPED') {
         await transitionDeposit(tx, current, 'FAILED', 'dropped from the chain during review', at);
       }
-      await reevaluatePayment(tx, p, at, `deposit ${current.id} ${current.status.toLowerCase()}`);
+      await reevaluatePayment(tx, deps, p, at, `deposit ${current.id} ${current.status.toLowerCase()}`);
       return { outcome: 'UPDATED' as const, depositId: current.id, status: current.status as DepositStatus, paymentId: p.id };
     }
 
@@ -283,7 +283,7 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
     if (status === 'BLOCKED') await block(tx, d, at);
     else if (status === 'UNPROCESSABLE') await refundUnprocessable(tx, d, at);
     else if (status === 'CONFIRMED') await credit(tx, deps, p, d, at);
-    await reevaluatePayment(tx, p, at, `deposit ${d.id} ${status.toLowerCase()}`);
+    await reevaluatePayment(tx, deps, p, at, `deposit ${d.id} ${status.toLowerCase()}`);
     return { outcome: 'CREATED' as const, depositId: d.id, status: d.status as DepositStatus, paymentId: p.id };
   });
 }
@@ -316,7 +316,7 @@ export async function decideCompliance(
     } else {
       await followChain(tx, deps, p, d!, at, by);
     }
-    await reevaluatePayment(tx, p, at, `deposit ${depositId} ${by}`);
+    await reevaluatePayment(tx, deps, p, at, `deposit ${depositId} ${by}`);
     return d!.status as DepositStatus;
   });
 }

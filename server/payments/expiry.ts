@@ -18,7 +18,7 @@ export async function expirePayment(deps: Deps, paymentId: string): Promise<Paym
     if (!row) return 'MISSING';
     const now = deps.now();
     if (!row.expiresAt || now < row.expiresAt) return 'NOT_DUE';
-    return reevaluatePayment(tx, row, now, 'expired');
+    return reevaluatePayment(tx, deps, row, now, 'expired');
   });
 }
 

@@ -11,7 +11,7 @@ import { enqueue } from '../../jobs/enqueue.js';
 import { getBusiness, type Business } from '../businesses/business-service.js';
 import type { Deps } from '../deps.js';
 import { conflict, forbidden, notFound, unprocessable, validationFailed } from '../errors.js';
-import { UUID_RE } from '../http/validate.js';
+import { encodeCursor, parseCursor } from '../http/cursor.js';
 import {
   CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_DECIMALS, isCrypto, type FiatCurrency, type Network, type PaymentStatus,
 } from '../money/catalog.js';
@@ -198,27 +198,12 @@ export async function getPayment(deps: Deps, businessId: string, paymentId: stri
 
 export type ListPaymentsQuery = { clientPaymentId?: string; status?: PaymentStatus; limit: number; cursor?: string };
 
-/** Opaque cursor: the (createdAt, id) of the last item of the previous page. */
-export function encodeCursor(row: { createdAt: Date; id: string }): string {
-  return Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
-  const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(iso ?? '');
-  const year = createdAt.getUTCFullYear();
-  // Only what this API could have issued: a UUID and a date PostgreSQL can compare.
-  if (!id || !UUID_RE.test(id) || Number.isNaN(createdAt.getTime()) || year < 2000 || year > 9999) return null;
-  return { createdAt, id: id.toLowerCase() };
-}
-
 export async function listPayments(
   deps: Deps,
   businessId: string | null,
   query: ListPaymentsQuery,
 ): Promise<{ items: PaymentRecord[]; nextCursor: string | null }> {
-  const after = query.cursor ? decodeCursor(query.cursor) : null;
-  if (query.cursor && !after) throw validationFailed([{ field: 'cursor', message: 'is not a cursor returned by this API' }]);
+  const after = parseCursor(query.cursor);
   const rows = await deps.database.db
     .select()
     .from(payments)
@@ -297,7 +282,7 @@ export async function chooseCurrency(
       })
       .where(eq(payments.id, paymentId))
       .returning();
-    await transitionPayment(tx, updated!, 'PENDING', `currency chosen: ${depositCurrency} on ${network}`, now);
+    await transitionPayment(tx, deps, updated!, 'PENDING', `currency chosen: ${depositCurrency} on ${network}`, now);
     return updated!;
   });
 }

@@ -4,7 +4,11 @@
  */
 import { and, eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { paymentEvents, payments } from '../../db/schema.js';
+import { businesses, paymentEvents, payments } from '../../db/schema.js';
+import { enqueueCallback } from '../callbacks/delivery-service.js';
+import { paymentCallbackBody } from '../callbacks/payment-callback-body.js';
+import { paymentRecord } from './payment-service.js';
+import type { Deps } from '../deps.js';
 import { KassaError } from '../errors.js';
 import type { PaymentStatus } from '../money/catalog.js';
 import { canTransition } from './payment-states.js';
@@ -18,6 +22,7 @@ export class IllegalTransitionError extends KassaError {
 
 export async function transitionPayment(
   tx: Queryable,
+  deps: Deps,
   payment: { id: string; status: string },
   to: PaymentStatus,
   reason: string,
@@ -36,9 +41,29 @@ export async function transitionPayment(
   await tx.insert(paymentEvents).values({ paymentId: payment.id, fromStatus: from, toStatus: to, reason, data, at });
   await notifyPayment(tx, payment.id);
   payment.status = to;
+  await enqueuePaymentCallback(tx, deps, payment.id, from, at);
+}
+
+/** When the business has a paymentCallbackUrl: a signed callback with the record, in this transaction. */
+async function enqueuePaymentCallback(tx: Queryable, deps: Deps, paymentId: string, previousStatus: string | null, at: Date): Promise<void> {
+  const [row] = await tx
+    .select({ payment: payments, url: businesses.paymentCallbackUrl })
+    .from(payments)
+    .innerJoin(businesses, eq(businesses.id, payments.businessId))
+    .where(eq(payments.id, paymentId));
+  if (!row?.url) return;
+  // payment-service imports this module too; the cycle is harmless as both only call each other at run time.
+  const record = await paymentRecord(tx, row.payment, deps.config.publicUrl);
+  await enqueueCallback(
+    tx,
+    { businessId: row.payment.businessId, kind: 'PAYMENT', subjectId: paymentId, url: row.url, body: paymentCallbackBody(record, previousStatus, at) },
+    at,
+  );
 }
 
 /** The first event of a payment: its creation in `status`. */
 export async function recordPaymentCreated(tx: Queryable, paymentId: string, status: PaymentStatus, at: Date): Promise<void> {
+  // Creation is answered synchronously; callbacks report later changes only.
   await tx.insert(paymentEvents).values({ paymentId, fromStatus: null, toStatus: status, reason: 'created', at });
 }
+

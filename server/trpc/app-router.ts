@@ -5,6 +5,7 @@
 import { businessRouter } from '../businesses/business-router.js';
 import { balanceRouter, depositRouter } from '../payments/deposit-router.js';
 import { paymentRouter } from '../payments/payment-router.js';
+import { callbackRouter, withdrawalRouter } from '../withdrawals/withdrawal-router.js';
 import { router } from './init.js';
 
 export const appRouter = router({
@@ -12,6 +13,8 @@ export const appRouter = router({
   payments: paymentRouter,
   deposits: depositRouter,
   balances: balanceRouter,
+  withdrawals: withdrawalRouter,
+  callbacks: callbackRouter,
 });
 
 export type AppRouter = typeof appRouter;

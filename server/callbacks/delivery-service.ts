@@ -1,0 +1,167 @@
+/**
+ * Durable callback delivery on graphile-worker, every
+ * KASSA_CALLBACK_RETRY_INTERVAL_S for KASSA_CALLBACK_RETRY_WINDOW_S.
+ *
+ * graphile-worker's own retry backoff is exponential, so the delivery task
+ * schedules itself: the delivery row and its first job are created in the
+ * transaction that records the outcome; each attempt is logged, and on
+ * failure the next job is added (same job key) for first + n × interval in
+ * the transaction that logs the attempt. A 2xx, or the end of the window,
+ * ends it. A cron sweep re-adds overdue deliveries whose job was lost with
+ * a killed worker.
+ */
+import { and, desc, eq, sql } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.js';
+import { businesses, callbackAttempts, callbackDeliveries } from '../../db/schema.js';
+import { enqueue } from '../../jobs/enqueue.js';
+import type { Deps } from '../deps.js';
+import { KassaError, notFound } from '../errors.js';
+import { decryptSecret } from '../security/secrets.js';
+import { callbackHeaders, newWebhookId } from './signing.js';
+
+export type CallbackKind = 'WITHDRAWAL' | 'PAYMENT';
+
+const jobKey = (deliveryId: string) => `deliver_callback:${deliveryId}`;
+
+/** Create a delivery and its first job, in the caller's transaction. */
+export async function enqueueCallback(
+  tx: Queryable,
+  spec: { businessId: string; kind: CallbackKind; subjectId: string; url: string; body: Record<string, unknown> },
+  at: Date,
+): Promise<string> {
+  const [row] = await tx
+    .insert(callbackDeliveries)
+    .values({
+      businessId: spec.businessId,
+      kind: spec.kind,
+      subjectId: spec.subjectId,
+      webhookId: newWebhookId(),
+      url: spec.url,
+      body: JSON.stringify(spec.body),
+      status: 'PENDING',
+      firstAttemptAt: at,
+      nextAttemptAt: at,
+      createdAt: at,
+    })
+    .returning({ id: callbackDeliveries.id });
+  await enqueue(tx, 'deliver_callback', { deliveryId: row!.id }, { runAt: at, jobKey: jobKey(row!.id), maxAttempts: 3 });
+  return row!.id;
+}
+
+/**
+ * The slot of the next attempt after `attemptsInCycle` attempts: first + n ×
+ * interval, skipping slots already past (a late worker does not burst).
+ * Null when it would start after the window.
+ */
+export function nextAttemptAt(first: Date, attemptsInCycle: number, now: Date, intervalS: number, windowS: number): Date | null {
+  const interval = intervalS * 1000;
+  const behind = Math.ceil((now.getTime() - first.getTime()) / interval);
+  const n = Math.max(attemptsInCycle, behind);
+  const next = new Date(first.getTime() + n * interval);
+  return next.getTime() - first.getTime() > windowS * 1000 ? null : next;
+}
+
+export type AttemptOutcome = 'DELIVERED' | 'RETRY' | 'EXPIRED' | 'SKIPPED';
+
+/** One attempt (the `deliver_callback` task). */
+export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<AttemptOutcome> {
+  const db = deps.database.db;
+  const [delivery] = await db.select().from(callbackDeliveries).where(eq(callbackDeliveries.id, deliveryId));
+  if (!delivery || delivery.status !== 'PENDING') return 'SKIPPED';
+  const [business] = await db.select({ secret: businesses.callbackSecretEnc }).from(businesses).where(eq(businesses.id, delivery.businessId));
+  const secret = decryptSecret(deps.masterKey, business!.secret);
+  const attempt = delivery.attempts + 1;
+  const interval = deps.config.callbackRetryIntervalS;
+  const plannedAt = new Date(delivery.firstAttemptAt.getTime() + (attempt - delivery.cycleStartAttempt - 1) * interval * 1000);
+  const startedAt = deps.now();
+  // A fresh timestamp (and so signature) per attempt; the webhook-id stays.
+  const result = await deps.callbacks.post(delivery.url, delivery.body, callbackHeaders(secret, delivery.webhookId, delivery.body, startedAt));
+  const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+
+  return db.transaction(async (tx) => {
+    // Compare-and-set on the attempt count: if another runner logged this attempt, this one does nothing.
+    const claimed = await tx
+      .update(callbackDeliveries)
+      .set({ attempts: attempt })
+      .where(and(eq(callbackDeliveries.id, deliveryId), eq(callbackDeliveries.attempts, delivery.attempts), eq(callbackDeliveries.status, 'PENDING')))
+      .returning({ id: callbackDeliveries.id });
+    if (claimed.length === 0) return 'SKIPPED';
+    await tx.insert(callbackAttempts).values({
+      deliveryId,
+      attempt,
+      startedAt,
+      plannedAt,
+      statusCode: result.statusCode,
+      latencyMs: result.latencyMs,
+      error: result.error,
+    });
+    if (delivered) {
+      await tx.update(callbackDeliveries).set({ status: 'DELIVERED', deliveredAt: deps.now(), nextAttemptAt: null }).where(eq(callbackDeliveries.id, deliveryId));
+      return 'DELIVERED';
+    }
+    const next = nextAttemptAt(delivery.firstAttemptAt, attempt - delivery.cycleStartAttempt, deps.now(), interval, deps.config.callbackRetryWindowS);
+    if (!next) {
+      await tx.update(callbackDeliveries).set({ status: 'EXPIRED', nextAttemptAt: null }).where(eq(callbackDeliveries.id, deliveryId));
+      return 'EXPIRED';
+    }
+    await tx.update(callbackDeliveries).set({ nextAttemptAt: next }).where(eq(callbackDeliveries.id, deliveryId));
+    await enqueue(tx, 'deliver_callback', { deliveryId }, { runAt: next, jobKey: jobKey(deliveryId), maxAttempts: 3 });
+    return 'RETRY';
+  });
+}
+
+/**
+ * Re-add the job of every PENDING delivery that is overdue and has no live
+ * job (its worker was killed: graphile-worker keeps such a job locked for
+ * hours). Returns how many were re-added.
+ */
+export async function sweepCallbacks(deps: Deps): Promise<number> {
+  const overdue = await deps.database.db.execute(sql`
+    select d.id from callback_deliveries d
+    where d.status = 'PENDING' and d.next_attempt_at < ${new Date(deps.now().getTime() - 30_000).toISOString()}::timestamptz
+      and not exists (
+        select 1 from graphile_worker.jobs j
+        where j.key = 'deliver_callback:' || d.id
+          and (j.locked_at is null or j.locked_at > now() - make_interval(secs => ${Math.ceil(deps.config.callbackTimeoutMs / 1000) + 60}))
+      )
+    limit 1000`);
+  const ids = (overdue as unknown as { id: string }[]).map((r) => r.id);
+  for (const id of ids) await enqueue(deps.database.db, 'deliver_callback', { deliveryId: id }, { jobKey: jobKey(id), maxAttempts: 3 });
+  return ids.length;
+}
+
+/** An operator's redelivery: a new schedule from now, same webhook-id and body. */
+export async function redeliver(deps: Deps, deliveryId: string): Promise<void> {
+  await deps.database.db.transaction(async (tx) => {
+    const [d] = await tx.select().from(callbackDeliveries).where(eq(callbackDeliveries.id, deliveryId)).for('update');
+    if (!d) throw notFound(`Callback delivery ${deliveryId} not found.`);
+    if (d.status === 'PENDING') throw new KassaError(409, 'DELIVERY_IN_PROGRESS', `Callback delivery ${deliveryId} is still being retried.`);
+    const now = deps.now();
+    await tx
+      .update(callbackDeliveries)
+      .set({ status: 'PENDING', firstAttemptAt: now, nextAttemptAt: now, cycleStartAttempt: d.attempts, deliveredAt: null })
+      .where(eq(callbackDeliveries.id, deliveryId));
+    await enqueue(tx, 'deliver_callback', { deliveryId }, { runAt: now, jobKey: jobKey(deliveryId), maxAttempts: 3 });
+  });
+}
+
+export async function listDeliveries(db: Queryable, filter: { businessId?: string; subjectId?: string; status?: string; limit: number }) {
+  const rows = await db
+    .select()
+    .from(callbackDeliveries)
+    .where(
+      and(
+        filter.businessId ? eq(callbackDeliveries.businessId, filter.businessId) : undefined,
+        filter.subjectId ? eq(callbackDeliveries.subjectId, filter.subjectId) : undefined,
+        filter.status ? eq(callbackDeliveries.status, filter.status) : undefined,
+      ),
+    )
+    .orderBy(desc(callbackDeliveries.createdAt))
+    .limit(filter.limit);
+  return rows.map(({ body, ...rest }) => ({ ...rest, body: JSON.parse(body) as unknown }));
+}
+
+export async function listAttempts(db: Queryable, deliveryId: string) {
+  return db.select().from(callbackAttempts).where(eq(callbackAttempts.deliveryId, deliveryId)).orderBy(callbackAttempts.attempt);
+}
+

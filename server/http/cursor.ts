@@ -1,0 +1,26 @@
+/** Opaque pagination cursors: the (createdAt, id) of the last item of the previous page. */
+import { validationFailed } from '../errors.js';
+import { UUID_RE } from './validate.js';
+
+export type Cursor = { createdAt: Date; id: string };
+
+export function encodeCursor(row: Cursor): string {
+  return Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString('base64url');
+}
+
+/** Only what this API could have issued: a UUID and a date PostgreSQL can compare. */
+export function decodeCursor(cursor: string): Cursor | null {
+  const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const createdAt = new Date(iso ?? '');
+  const year = createdAt.getUTCFullYear();
+  if (!id || !UUID_RE.test(id) || Number.isNaN(createdAt.getTime()) || year < 2000 || year > 9999) return null;
+  return { createdAt, id: id.toLowerCase() };
+}
+
+/** The decoded cursor, or a 400 naming the field. */
+export function parseCursor(cursor: string | undefined): Cursor | null {
+  if (cursor === undefined) return null;
+  const decoded = decodeCursor(cursor);
+  if (!decoded) throw validationFailed([{ field: 'cursor', message: 'is not a cursor returned by this API' }]);
+  return decoded;
+}
