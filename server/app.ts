@@ -22,7 +22,6 @@ import { checkoutContextFactory, contextFactory } from './trpc/context.js';
 import cors from '@fastify/cors';
 import { checkoutRouter, type CheckoutRouter } from './checkout/checkout-router.js';
 import { LiveUpdates } from './checkout/live-updates.js';
-import { RateLimits } from './http/rate-limit.js';
 
 /** Largest accepted request body (CONTRACT §3). */
 export const BODY_LIMIT = 64 * 1024;
@@ -100,14 +99,13 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
   const live = new LiveUpdates(deps.database.sql);
   await live.start();
   app.addHook('onClose', async () => live.stop());
-  const limits = new RateLimits();
   await app.register(async (scope) => {
     await scope.register(cors, { origin: '*', methods: ['GET', 'POST'], maxAge: 86400 });
     await scope.register(fastifyTRPCPlugin, {
       prefix: '/checkout/api',
       trpcOptions: {
         router: checkoutRouter,
-        createContext: checkoutContextFactory(deps, live, limits),
+        createContext: checkoutContextFactory(deps, live, deps.limits),
       } satisfies FastifyTRPCPluginOptions<CheckoutRouter>['trpcOptions'],
     });
   });

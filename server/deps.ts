@@ -7,6 +7,7 @@ import type { Database } from '../db/client.js';
 import type { ChainAdapter } from './chain/adapter.js';
 import type { AmlProvider } from './compliance/aml.js';
 import type { CallbackSender } from './callbacks/egress.js';
+import type { RateLimits } from './http/rate-limit.js';
 import type { Config } from './config.js';
 import type { RatesProvider } from './money/rates.js';
 import type { MasterKey } from './security/secrets.js';
@@ -19,6 +20,8 @@ export type Deps = {
   chain: ChainAdapter;
   aml: AmlProvider;
   callbacks: CallbackSender;
+  /** Per-process rate limits (authentication failures, checkout). */
+  limits: RateLimits;
   /** The clock. Injected so expiry and retry schedules are testable without sleeping. */
   now: () => Date;
 };

@@ -14,6 +14,7 @@ import type { Deps } from './deps.js';
 import { SandboxRates } from './money/rates.js';
 import { SandboxAml } from './compliance/aml.js';
 import { CallbackSender } from './callbacks/egress.js';
+import { RateLimits } from './http/rate-limit.js';
 import { generateMasterKey, parseMasterKey, type MasterKey } from './security/secrets.js';
 
 export const DATABASE_NAME = 'kassa';
@@ -71,6 +72,7 @@ export function buildDeps(config: Config, database: Database, masterKey: MasterK
     chain: new SandboxChain(masterKey, database, now),
     aml: new SandboxAml(),
     callbacks: new CallbackSender({ timeoutMs: config.callbackTimeoutMs, allowPrivate: config.allowPrivateCallbackUrls }),
+    limits: new RateLimits(),
     now,
   };
 }

@@ -25,6 +25,16 @@ declare module 'fastify' {
 
 export async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiCaller> {
   const parsed = parseAuthorization(request.headers.authorization);
+  await deps.limits.assertNotBlocked(request.ip, parsed?.apiKey ?? null);
+  try {
+    return await verify(deps, request, parsed);
+  } catch (error) {
+    await deps.limits.recordAuthFailure(request.ip, parsed?.apiKey ?? null);
+    throw error;
+  }
+}
+
+async function verify(deps: Deps, request: FastifyRequest, parsed: ReturnType<typeof parseAuthorization>): Promise<ApiCaller> {
   if (!parsed) {
     throw unauthorized('Missing or malformed Authorization header; expected KASSA-API api-key=…,signature=…,timestamp=….');
   }
