@@ -2,7 +2,7 @@
 import { TRPCError } from '@trpc/server';
 import { and, asc, desc, eq, ilike, inArray, or, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
-import { depositEvents, deposits, paymentEvents, refundEvents, refunds } from '../../db/schema.js';
+import { depositEvents, deposits, paymentEvents, payments, refundEvents, refunds } from '../../db/schema.js';
 import { simulateDeposit, SimulateDepositSchema } from '../chain/sandbox-deposits.js';
 import { getBalances } from '../ledger/ledger.js';
 import { DEPOSIT_STATUSES } from '../money/catalog.js';
@@ -36,17 +36,20 @@ export const depositRouter = router({
             )
           : undefined,
       ];
-      const rows = await ctx.deps.database.db
-        .select()
+      const joined = await ctx.deps.database.db
+        .select({ deposit: deposits, userFeeSharePercent: payments.userFeeSharePercent })
         .from(deposits)
+        .innerJoin(payments, eq(payments.id, deposits.paymentId))
         .where(and(...filters))
         .orderBy(desc(deposits.receivedAt), desc(deposits.id))
         .limit(input.limit);
+      const rows = joined.map((j) => j.deposit);
+      const share = new Map(joined.map((j) => [j.deposit.id, j.userFeeSharePercent]));
       const refundRows = rows.length
         ? await ctx.deps.database.db.select().from(refunds).where(inArray(refunds.depositId, rows.map((r) => r.id)))
         : [];
       const byDeposit = new Map(refundRows.map((r) => [r.depositId, r]));
-      return rows.map((d) => ({ paymentId: d.paymentId, businessId: d.businessId, ...toDepositRecord(d, byDeposit.get(d.id), '0') }));
+      return rows.map((d) => ({ paymentId: d.paymentId, businessId: d.businessId, ...toDepositRecord(d, byDeposit.get(d.id), share.get(d.id)!) }));
     }),
 
   /** Approve or reject a deposit held in COMPLIANCE_REVIEW. */
