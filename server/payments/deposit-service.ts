@@ -55,15 +55,16 @@ async function depositRates(deps: Deps, p: PaymentRow, currency: string, network
   const display = p.displayCurrency as FiatCurrency;
   const settlement = p.settlementCurrency as PricedCurrency;
   const fixed = p.rateType === 'FIXED' && matchesPayment(p, currency, network) && p.lockedRate && p.expiresAt && at < p.expiresAt;
-  if (fixed) {
-    const rates = { display: new Dec(p.lockedRate!), settlement: new Dec(p.lockedRateSettlement!), uniform: new Dec(p.lockedRateUniform!) };
-    return { source: 'FIXED' as const, rates, market: undefined };
-  }
   const market = async (): Promise<LockedRates> => {
     const c = currency as PricedCurrency;
     const [d, s, u] = await Promise.all([deps.rates.rate(c, display, at), deps.rates.rate(c, settlement, at), deps.rates.rate(c, 'EUR', at)]);
     return { display: d, settlement: currency === settlement ? new Dec(1) : s, uniform: u };
   };
+  if (fixed) {
+    const rates = { display: new Dec(p.lockedRate!), settlement: new Dec(p.lockedRateSettlement!), uniform: new Dec(p.lockedRateUniform!) };
+    // A locked stablecoin rate is the peg too: its depeg loss is measured against today's market.
+    return { source: 'FIXED' as const, rates, market: isStablecoin(currency) ? await market() : undefined };
+  }
   if (!isCrypto(currency)) return { source: 'MARKET' as const, rates: await market(), market: undefined };
   const rates = await valuationRates(deps.rates, currency, display, settlement, at);
   return { source: 'MARKET' as const, rates, market: isStablecoin(currency) ? await market() : undefined };
@@ -144,7 +145,7 @@ async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, a
       if (cap.lt(amount)) creditedAmount = cap;
     }
   }
-  const market = isStablecoin(d.depositCurrency) && d.rateSource === 'MARKET'
+  const market = isStablecoin(d.depositCurrency)
     ? (await depositRates(deps, p, d.depositCurrency, d.network, d.receivedAt)).market
     : undefined;
   const amounts = revalue(p, d, creditedAmount, market);
@@ -215,7 +216,6 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
     if (existing) {
       payment = await lockPayment(tx, existing.paymentId);
     } else {
-      if (report.state === 'DROPPED') return { outcome: 'IGNORED' as const };
       const tag = report.destinationTag ?? null;
       const [row] = await tx
         .select()
@@ -226,7 +226,9 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
       payment = row;
     }
     const p = payment;
+    // Re-read under the payment's lock: a report racing with the first one for the same output sees its result.
     const current = await findDeposit(tx, report, true);
+    if (!current && report.state === 'DROPPED') return { outcome: 'IGNORED' as const };
     if (current) {
       if (CHAIN_ORDER[report.state] <= CHAIN_ORDER[current.chainStatus as keyof typeof CHAIN_ORDER]) {
         return { outcome: 'REPLAY' as const, depositId: current.id, status: current.status as DepositStatus, paymentId: p.id };

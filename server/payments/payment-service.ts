@@ -176,6 +176,15 @@ export async function loadPayment(db: Queryable, businessId: string, paymentId: 
 }
 
 /** API records of payments, with their deposits, refunds and actual amounts (one query for all deposits). */
+/**
+ * Read inside one REPEATABLE READ, read-only transaction, so a payment row
+ * and its deposits come from the same snapshot (never a status from before a
+ * change with deposits from after it).
+ */
+export function readSnapshot<T>(deps: Deps, read: (tx: Queryable) => Promise<T>): Promise<T> {
+  return deps.database.db.transaction(read, { isolationLevel: 'repeatable read', accessMode: 'read only' });
+}
+
 export async function paymentRecords(db: Queryable, rows: PaymentRow[], publicUrl: string): Promise<PaymentRecord[]> {
   const loaded = await loadDeposits(db, rows.map((r) => r.id));
   return rows.map((row) => {
@@ -193,7 +202,7 @@ export async function paymentRecord(db: Queryable, row: PaymentRow, publicUrl: s
 }
 
 export async function getPayment(deps: Deps, businessId: string, paymentId: string): Promise<PaymentRecord> {
-  return paymentRecord(deps.database.db, await loadPayment(deps.database.db, businessId, paymentId), deps.config.publicUrl);
+  return readSnapshot(deps, async (tx) => paymentRecord(tx, await loadPayment(tx, businessId, paymentId), deps.config.publicUrl));
 }
 
 export type ListPaymentsQuery = { clientPaymentId?: string; status?: PaymentStatus; limit: number; cursor?: string };
@@ -204,27 +213,29 @@ export async function listPayments(
   query: ListPaymentsQuery,
 ): Promise<{ items: PaymentRecord[]; nextCursor: string | null }> {
   const after = parseCursor(query.cursor);
-  const rows = await deps.database.db
-    .select()
-    .from(payments)
-    .where(
-      and(
-        businessId ? eq(payments.businessId, businessId) : undefined,
-        query.clientPaymentId ? eq(payments.clientPaymentId, query.clientPaymentId) : undefined,
-        query.status ? eq(payments.status, query.status) : undefined,
-        after
-          ? or(lt(payments.createdAt, after.createdAt), and(eq(payments.createdAt, after.createdAt), lt(payments.id, after.id)))
-          : undefined,
-      ),
-    )
-    .orderBy(desc(payments.createdAt), desc(payments.id))
-    .limit(query.limit + 1);
-  const page = rows.slice(0, query.limit);
-  const last = page[page.length - 1];
-  return {
-    items: await paymentRecords(deps.database.db, page, deps.config.publicUrl),
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
-  };
+  return readSnapshot(deps, async (tx) => {
+    const rows = await tx
+      .select()
+      .from(payments)
+      .where(
+        and(
+          businessId ? eq(payments.businessId, businessId) : undefined,
+          query.clientPaymentId ? eq(payments.clientPaymentId, query.clientPaymentId) : undefined,
+          query.status ? eq(payments.status, query.status) : undefined,
+          after
+            ? or(lt(payments.createdAt, after.createdAt), and(eq(payments.createdAt, after.createdAt), lt(payments.id, after.id)))
+            : undefined,
+        ),
+      )
+      .orderBy(desc(payments.createdAt), desc(payments.id))
+      .limit(query.limit + 1);
+    const page = rows.slice(0, query.limit);
+    const last = page[page.length - 1];
+    return {
+      items: await paymentRecords(tx, page, deps.config.publicUrl),
+      nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+    };
+  });
 }
 
 /** Any business's payment, for operators. */

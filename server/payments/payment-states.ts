@@ -9,9 +9,11 @@ export const PAYMENT_TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]
   // Fiat-priced, currency not chosen yet.
   NEW: ['PENDING', 'EXPIRED'],
   // Address assigned, nothing seen yet.
-  PENDING: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE', 'FAILED'],
+  // FAILED needs a deposit seen first (AWAITING): a deposit is never created failed.
+  PENDING: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE'],
   // Something seen but not final, or confirmed but short.
-  AWAITING: ['PENDING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE', 'FAILED'],
+  // Once a deposit is seen the payment never goes back to waiting for one.
+  AWAITING: ['DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE', 'FAILED'],
   // Covered. A later deposit on a REUSABLE payment, or a compliance block, can still move it.
   DEPOSITED: ['OVERPAID', 'BLOCKED'],
   OVERPAID: ['BLOCKED'],
@@ -19,7 +21,7 @@ export const PAYMENT_TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]
   EXPIRED: [],
   BLOCKED: [],
   // Not terminal while the payment is open: a correct deposit can still arrive.
-  UNPROCESSABLE: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'FAILED'],
+  UNPROCESSABLE: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED'],
   FAILED: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE'],
 };
 

@@ -3,7 +3,7 @@
  * one transaction), approve or reject, broadcast, and record the outcome
  * with its callback — each a checked transition with an event row.
  */
-import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../../db/client.js';
 import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawalEvents, withdrawals } from '../../db/schema.js';
@@ -160,7 +160,7 @@ export async function createWithdrawal(
       if (!existing || existing.requestHash !== hash) {
         throw conflict('IDEMPOTENCY_CONFLICT', `clientWithdrawalId ${input.clientWithdrawalId} was already used with a different request.`);
       }
-      return toWithdrawalRecord(existing, 0);
+      return toWithdrawalRecord(existing, await approvalCount(tx, existing.id));
     }
     try {
       // The balance row is locked by this update until commit, and its CHECK (amount >= 0) refuses an overdraft.
@@ -295,7 +295,7 @@ export async function forceOutcome(deps: Deps, businessId: string, withdrawalId:
       throw new KassaError(409, 'WITHDRAWAL_FINAL', `Withdrawal ${withdrawalId} is already ${w.status}.`);
     }
     await finalize(tx, deps, w, outcome, 'forced by test helper', deps.now());
-    return toWithdrawalRecord(w, 0);
+    return toWithdrawalRecord(w, await approvalCount(tx, w.id));
   });
 }
 
@@ -332,6 +332,18 @@ export async function decideWithdrawal(deps: Deps, withdrawalId: string, operato
     }
     return toWithdrawalRecord(w, await approvalCount(tx, w.id));
   });
+}
+
+/** Records of several withdrawals with their approval counts, in one query. */
+async function withApprovalCounts(db: Queryable, rows: WithdrawalRow[]): Promise<WithdrawalRecord[]> {
+  if (rows.length === 0) return [];
+  const counts = await db
+    .select({ withdrawalId: withdrawalApprovals.withdrawalId, n: sql<number>`count(*)::int` })
+    .from(withdrawalApprovals)
+    .where(and(inArray(withdrawalApprovals.withdrawalId, rows.map((r) => r.id)), eq(withdrawalApprovals.decision, 'APPROVE')))
+    .groupBy(withdrawalApprovals.withdrawalId);
+  const byId = new Map(counts.map((c) => [c.withdrawalId, c.n]));
+  return rows.map((r) => toWithdrawalRecord(r, byId.get(r.id) ?? 0));
 }
 
 async function approvalCount(db: Queryable, withdrawalId: string): Promise<number> {
@@ -373,7 +385,7 @@ export async function listWithdrawals(
   const page = rows.slice(0, query.limit);
   const last = page[page.length - 1];
   return {
-    items: page.map((r) => toWithdrawalRecord(r, 0)),
+    items: await withApprovalCounts(deps.database.db, page),
     nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
   };
 }
