@@ -1,4 +1,6 @@
 /** Opaque pagination cursors: the (createdAt, id) of the last item of the previous page. */
+import { and, eq, lt, or, type SQL } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import { validationFailed } from '../errors.js';
 import { UUID_RE } from './validate.js';
 
@@ -23,4 +25,16 @@ export function parseCursor(cursor: string | undefined): Cursor | null {
   const decoded = decodeCursor(cursor);
   if (!decoded) throw validationFailed([{ field: 'cursor', message: 'is not a cursor returned by this API' }]);
   return decoded;
+}
+
+/** The keyset condition "strictly after the cursor" for a (createdAt desc, id desc) order. */
+export function afterCursor(createdAt: PgColumn, id: PgColumn, after: Cursor | null): SQL | undefined {
+  return after ? or(lt(createdAt, after.createdAt), and(eq(createdAt, after.createdAt), lt(id, after.id))) : undefined;
+}
+
+/** Split a `limit + 1` query result into the page and the cursor of the next one. */
+export function pageOf<T extends Cursor>(rows: T[], limit: number): { page: T[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { page, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
 }

@@ -3,7 +3,7 @@
  * procedures call these; they do the I/O, the pricing and the record
  * building live in pure modules beside them.
  */
-import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable } from '../../db/client.js';
 import { depositAddressIndex, payments } from '../../db/schema.js';
@@ -11,7 +11,7 @@ import { enqueue } from '../../jobs/enqueue.js';
 import { getBusiness, type Business } from '../businesses/business-service.js';
 import type { Deps } from '../deps.js';
 import { conflict, forbidden, notFound, unprocessable, validationFailed } from '../errors.js';
-import { encodeCursor, parseCursor } from '../http/cursor.js';
+import { afterCursor, pageOf, parseCursor } from '../http/cursor.js';
 import {
   CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_DECIMALS, isCrypto, type FiatCurrency, type Network, type PaymentStatus,
 } from '../money/catalog.js';
@@ -222,19 +222,13 @@ export async function listPayments(
           businessId ? eq(payments.businessId, businessId) : undefined,
           query.clientPaymentId ? eq(payments.clientPaymentId, query.clientPaymentId) : undefined,
           query.status ? eq(payments.status, query.status) : undefined,
-          after
-            ? or(lt(payments.createdAt, after.createdAt), and(eq(payments.createdAt, after.createdAt), lt(payments.id, after.id)))
-            : undefined,
+          afterCursor(payments.createdAt, payments.id, after),
         ),
       )
       .orderBy(desc(payments.createdAt), desc(payments.id))
       .limit(query.limit + 1);
-    const page = rows.slice(0, query.limit);
-    const last = page[page.length - 1];
-    return {
-      items: await paymentRecords(tx, page, deps.config.publicUrl),
-      nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
-    };
+    const { page, nextCursor } = pageOf(rows, query.limit);
+    return { items: await paymentRecords(tx, page, deps.config.publicUrl), nextCursor };
   });
 }
 

@@ -3,7 +3,7 @@
  * one transaction), approve or reject, broadcast, and record the outcome
  * with its callback — each a checked transition with an event row.
  */
-import { and, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../../db/client.js';
 import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawalEvents, withdrawals } from '../../db/schema.js';
@@ -16,7 +16,7 @@ import type { RiskAssessment } from '../compliance/aml.js';
 import type { Deps } from '../deps.js';
 import { conflict, forbidden, KassaError, notFound, unprocessable, validationFailed } from '../errors.js';
 import { UUID_RE } from '../http/validate.js';
-import { encodeCursor, parseCursor } from '../http/cursor.js';
+import { afterCursor, pageOf, parseCursor } from '../http/cursor.js';
 import { isInsufficientBalance, postEntries } from '../ledger/ledger.js';
 import {
   CRYPTO_DECIMALS, FIAT_DECIMALS, NETWORK_FEES, TAG_NETWORKS, isFiat, type CryptoCurrency, type FiatCurrency, type Network,
@@ -375,17 +375,11 @@ export async function listWithdrawals(
         businessId ? eq(withdrawals.businessId, businessId) : undefined,
         query.status ? eq(withdrawals.status, query.status) : undefined,
         query.clientWithdrawalId ? eq(withdrawals.clientWithdrawalId, query.clientWithdrawalId) : undefined,
-        after
-          ? or(lt(withdrawals.createdAt, after.createdAt), and(eq(withdrawals.createdAt, after.createdAt), lt(withdrawals.id, after.id)))
-          : undefined,
+        afterCursor(withdrawals.createdAt, withdrawals.id, after),
       ),
     )
     .orderBy(desc(withdrawals.createdAt), desc(withdrawals.id))
     .limit(query.limit + 1);
-  const page = rows.slice(0, query.limit);
-  const last = page[page.length - 1];
-  return {
-    items: await withApprovalCounts(deps.database.db, page),
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
-  };
+  const { page, nextCursor } = pageOf(rows, query.limit);
+  return { items: await withApprovalCounts(deps.database.db, page), nextCursor };
 }
