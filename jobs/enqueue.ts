@@ -19,11 +19,12 @@ export async function enqueue<T extends keyof TaskPayloads>(
   tx: Queryable,
   task: T,
   payload: TaskPayloads[T],
-  options: { runAt?: Date; jobKey?: string; maxAttempts?: number } = {},
+  options: { runAt?: Date; jobKey?: string; maxAttempts?: number; queueName?: string } = {},
 ): Promise<void> {
   await tx.execute(sql`select graphile_worker.add_job(
     ${task}::text,
     ${JSON.stringify(payload)}::json,
+    queue_name => ${options.queueName ?? null}::text,
     run_at => ${options.runAt?.toISOString() ?? null}::timestamptz,
     job_key => ${options.jobKey ?? null}::text,
     max_attempts => ${options.maxAttempts ?? 25}::int

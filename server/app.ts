@@ -12,7 +12,7 @@ import { checkoutRoutes } from './checkout/checkout-routes.js';
 import type { Deps } from './deps.js';
 import { registerMetrics } from './http/metrics.js';
 import { openApiDocument, renderDocs } from './http/openapi.js';
-import { problem, registerProblemHandlers, sendProblem } from './http/problem.js';
+import { frameworkErrors, problem, registerProblemHandlers, sendProblem } from './http/problem.js';
 import { paymentRoutes } from './payments/payment-routes.js';
 import { testHelperRoutes } from './payments/test-helper-routes.js';
 import { withdrawalRoutes } from './withdrawals/withdrawal-routes.js';
@@ -26,6 +26,20 @@ import { LiveUpdates } from './checkout/live-updates.js';
 /** Largest accepted request body (CONTRACT §3). */
 export const BODY_LIMIT = 64 * 1024;
 
+/**
+ * tRPC's adapter brings its own parser for multipart bodies (FormData
+ * inputs), which this API never uses: refuse any non-JSON body with 415
+ * before it gets there.
+ */
+function jsonOnly(scope: FastifyInstance): void {
+  scope.addHook('onRequest', async (request, reply) => {
+    const type = request.headers['content-type'];
+    if (request.method === 'POST' && type !== undefined && !/^application\/json\s*(;|$)/i.test(type)) {
+      return sendProblem(reply, problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.'));
+    }
+  });
+}
+
 export type ServerOptions = { deps: Deps; logger?: boolean | Record<string, unknown> };
 
 export type KassaServer = { app: FastifyInstance; start: () => Promise<string>; stop: () => Promise<void> };
@@ -35,6 +49,7 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
     bodyLimit: BODY_LIMIT,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
+    frameworkErrors,
     trustProxy: false,
     logger:
       logger === false
@@ -84,31 +99,39 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
   metadataRoutes(app, deps);
   checkoutRoutes(app, deps);
 
-  await app.register(fastifyTRPCPlugin, {
-    prefix: '/trpc',
-    trpcOptions: {
-      router: appRouter,
-      createContext: contextFactory(deps),
-      onError: ({ error, path }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: error.cause ?? error, path }, 'trpc procedure failed');
-      },
-    } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
+  await app.register(async (scope) => {
+    jsonOnly(scope);
+    await scope.register(fastifyTRPCPlugin, {
+      prefix: '/trpc',
+      trpcOptions: {
+        router: appRouter,
+        createContext: contextFactory(deps),
+        onError: ({ error, path }) => {
+          if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: error.cause ?? error, path }, 'trpc procedure failed');
+        },
+      } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
+    });
   });
 
   // The checkout API is public and called from merchants' pages: CORS open, no credentials.
   const live = new LiveUpdates(deps.database.sql);
   await live.start();
   app.addHook('onClose', async () => live.stop());
-  await app.register(async (scope) => {
-    await scope.register(cors, { origin: '*', methods: ['GET', 'POST'], maxAge: 86400 });
-    await scope.register(fastifyTRPCPlugin, {
-      prefix: '/checkout/api',
-      trpcOptions: {
-        router: checkoutRouter,
-        createContext: checkoutContextFactory(deps, live, deps.limits),
-      } satisfies FastifyTRPCPluginOptions<CheckoutRouter>['trpcOptions'],
-    });
-  });
+  // Registered under its prefix so that CORS (and its OPTIONS routes) exist only there.
+  await app.register(
+    async (scope) => {
+      await scope.register(cors, { origin: '*', methods: ['GET', 'POST'], maxAge: 86400 });
+      jsonOnly(scope);
+      await scope.register(fastifyTRPCPlugin, {
+        prefix: '',
+        trpcOptions: {
+          router: checkoutRouter,
+          createContext: checkoutContextFactory(deps, live, deps.limits),
+        } satisfies FastifyTRPCPluginOptions<CheckoutRouter>['trpcOptions'],
+      });
+    },
+    { prefix: '/checkout/api' },
+  );
 
   return {
     app,

@@ -1,24 +1,14 @@
 /**
- * `<crypto-checkout payment-url="…">`: the checkout element. This first
- * version registers the element and links to the payment; the full checkout
- * (picker, address, QR, live status) replaces it.
+ * The widget's entry module (built by Vite into /widget/crypto-checkout.js):
+ * registers `<crypto-checkout>` once — a page that loads the script twice,
+ * or from two versions, keeps the first definition instead of throwing.
  */
-import { LitElement, css, html } from 'lit';
-import { customElement, property } from 'lit/decorators.js';
+import { CryptoCheckout } from './crypto-checkout.component.js';
 
-@customElement('crypto-checkout')
-export class CryptoCheckout extends LitElement {
-  static override styles = css`
-    :host { display: block; font: 16px/1.5 system-ui, sans-serif; color: #1a1a1a; padding: 1rem; }
-  `;
+export { CryptoCheckout };
+export type { CheckoutCompleteDetail, CheckoutCompleteEvent, CheckoutStatusDetail, CheckoutStatusEvent } from './events.js';
 
-  /** The payment's checkout URL (`paymentUrl`). */
-  @property({ attribute: 'payment-url' }) paymentUrl = '';
-
-  override render() {
-    return html`<p role="status">Checkout for <a href=${this.paymentUrl}>${this.paymentUrl}</a> is loading…</p>`;
-  }
-}
+if (!customElements.get('crypto-checkout')) customElements.define('crypto-checkout', CryptoCheckout);
 
 declare global {
   interface HTMLElementTagNameMap {

@@ -22,6 +22,11 @@ import { callbackHeaders, newWebhookId } from './signing.js';
 export type CallbackKind = 'WITHDRAWAL' | 'PAYMENT';
 
 const jobKey = (deliveryId: string) => `deliver_callback:${deliveryId}`;
+/**
+ * One graphile-worker queue per subject (a payment, a withdrawal): its
+ * callbacks run one at a time, in the order they were created.
+ */
+const queueOf = (subjectId: string) => `callbacks:${subjectId}`;
 
 /** Create a delivery and its first job, in the caller's transaction. */
 export async function enqueueCallback(
@@ -44,7 +49,7 @@ export async function enqueueCallback(
       createdAt: at,
     })
     .returning({ id: callbackDeliveries.id });
-  await enqueue(tx, 'deliver_callback', { deliveryId: row!.id }, { runAt: at, jobKey: jobKey(row!.id), maxAttempts: 3 });
+  await enqueue(tx, 'deliver_callback', { deliveryId: row!.id }, { runAt: at, jobKey: jobKey(row!.id), maxAttempts: 3, queueName: queueOf(spec.subjectId) });
   return row!.id;
 }
 
@@ -105,7 +110,7 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
       return 'EXPIRED';
     }
     await tx.update(callbackDeliveries).set({ nextAttemptAt: next }).where(eq(callbackDeliveries.id, deliveryId));
-    await enqueue(tx, 'deliver_callback', { deliveryId }, { runAt: next, jobKey: jobKey(deliveryId), maxAttempts: 3 });
+    await enqueue(tx, 'deliver_callback', { deliveryId }, { runAt: next, jobKey: jobKey(deliveryId), maxAttempts: 3, queueName: queueOf(delivery.subjectId) });
     return 'RETRY';
   });
 }
@@ -126,6 +131,7 @@ export async function sweepCallbacks(deps: Deps): Promise<number> {
       )
     limit 1000`);
   const ids = (overdue as unknown as { id: string }[]).map((r) => r.id);
+  // Outside the subject's queue: a killed worker leaves that queue locked for hours.
   for (const id of ids) await enqueue(deps.database.db, 'deliver_callback', { deliveryId: id }, { jobKey: jobKey(id), maxAttempts: 3 });
   return ids.length;
 }
@@ -141,7 +147,7 @@ export async function redeliver(deps: Deps, deliveryId: string): Promise<void> {
       .update(callbackDeliveries)
       .set({ status: 'PENDING', firstAttemptAt: now, nextAttemptAt: now, cycleStartAttempt: d.attempts, deliveredAt: null })
       .where(eq(callbackDeliveries.id, deliveryId));
-    await enqueue(tx, 'deliver_callback', { deliveryId }, { runAt: now, jobKey: jobKey(deliveryId), maxAttempts: 3 });
+    await enqueue(tx, 'deliver_callback', { deliveryId }, { runAt: now, jobKey: jobKey(deliveryId), maxAttempts: 3, queueName: queueOf(d.subjectId) });
   });
 }
 

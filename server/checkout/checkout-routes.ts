@@ -2,47 +2,112 @@
  * The hosted checkout page at `paymentUrl` and the widget module it loads.
  * The page may be framed by any origin (CONTRACT §7), so it carries a CSP
  * with `frame-ancestors *` and nothing else it does not need.
+ *
+ * The widget is dist/widget/crypto-checkout.js (built by `npm run build:widget`)
+ * and one chunk per non-English language (locale-<lang>-<hash>.js), read
+ * once at start, compressed once (brotli or gzip, on first request) and served with an ETag:
+ * - `/widget/crypto-checkout.js` — the URL merchants paste: cached an hour,
+ *   then served stale while it revalidates for a week;
+ * - `/widget/crypto-checkout.js?v=<hash>` — what the hosted page loads:
+ *   immutable for a year, the hash changes with the content;
+ * - the language chunks have content hashes in their names: immutable.
  */
 import { eq } from 'drizzle-orm';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { payments } from '../../db/schema.js';
 import type { Deps } from '../deps.js';
 import { problem, sendProblem } from '../http/problem.js';
+import { localeLanguage } from '../payments/create-payment.schema.js';
 
-export const WIDGET_FILE = fileURLToPath(new URL('../../dist/widget/crypto-checkout.js', import.meta.url));
+export const WIDGET_DIR = fileURLToPath(new URL('../../dist/widget/', import.meta.url));
+export const WIDGET_FILE = join(WIDGET_DIR, 'crypto-checkout.js');
+const ENTRY = 'crypto-checkout.js';
 
 const CHECKOUT_CSP = [
-  "default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
-  "connect-src 'self'", "font-src 'self'", 'frame-ancestors *', "base-uri 'none'", "form-action 'none'",
+  "default-src 'none'",
+  "script-src 'self'",
+  // Lit adopts constructed stylesheets; older engines fall back to <style> in the shadow root.
+  "style-src 'self' 'unsafe-inline'",
+  "connect-src 'self'",
+  "img-src 'self'",
+  "require-trusted-types-for 'script'",
+  'trusted-types lit-html',
+  'frame-ancestors *',
+  "base-uri 'none'",
+  "form-action 'none'",
 ].join('; ');
 
 const escapeAttr = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export function checkoutPage(paymentUrl: string, lang: string): string {
-  return `<!doctype html>
-<html lang="${escapeAttr(lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>Checkout</title>
-<style>html,body{margin:0;height:100%}crypto-checkout{display:block;min-height:100%}</style>
-<script type="module" src="/widget/crypto-checkout.js"></script></head>
-<body><crypto-checkout payment-url="${escapeAttr(paymentUrl)}" full-page></crypto-checkout></body></html>`;
+type Encoding = 'br' | 'gzip';
+type Asset = { identity: Buffer; hash: string; encoded: (encoding: Encoding) => Buffer };
+
+/** A file's bytes, compressed on first request per encoding (not at start: every test app would pay for it). */
+function asset(identity: Buffer): Asset {
+  const cache: Partial<Record<Encoding, Buffer>> = {};
+  return {
+    identity,
+    hash: createHash('sha256').update(identity).digest('base64url').slice(0, 16),
+    encoded: (encoding) =>
+      (cache[encoding] ??=
+        encoding === 'br' ? brotliCompressSync(identity, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } }) : gzipSync(identity, { level: 9 })),
+  };
 }
 
-/** The widget bundle, read once; an ETag lets browsers revalidate cheaply. */
-function loadWidget(): { body: Buffer; etag: string } | null {
+/** Every .js file of the built widget, keyed by file name; null when the entry module is missing. */
+export function loadWidgetAssets(dir = WIDGET_DIR): Map<string, Asset> | null {
+  let names: string[];
   try {
-    const body = readFileSync(WIDGET_FILE);
-    return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+    names = readdirSync(dir).filter((n) => /^[\w.-]+\.js$/.test(n));
   } catch {
     return null;
   }
+  if (!names.includes(ENTRY)) return null;
+  const assets = new Map<string, Asset>();
+  for (const name of names) assets.set(name, asset(readFileSync(join(dir, name))));
+  return assets;
+}
+
+/**
+ * The hosted page: the widget full-screen. `widgetSrc` is the versioned
+ * module URL; `preload` the language chunk the payment will need.
+ */
+export function checkoutPage(paymentUrl: string, lang: string, widgetSrc = `/widget/${ENTRY}`, preload: string | null = null): string {
+  return `<!doctype html>
+<html lang="${escapeAttr(lang)}"${lang === 'ar' ? ' dir="rtl"' : ''}><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer"><meta name="robots" content="noindex"><title>Checkout</title>
+<style>html,body{margin:0;min-height:100%;background:#f2f4f7}crypto-checkout{display:block;min-height:100vh}</style>
+<script type="module" src="${escapeAttr(widgetSrc)}"></script>${preload ? `\n<link rel="modulepreload" href="${escapeAttr(preload)}">` : ''}</head>
+<body><crypto-checkout payment-url="${escapeAttr(paymentUrl)}" full-page></crypto-checkout></body></html>`;
+}
+
+function sendAsset(request: FastifyRequest, reply: FastifyReply, file: Asset, cacheControl: string) {
+  const accept = String(request.headers['accept-encoding'] ?? '');
+  const encoding: Encoding | null = /\bbr\b/.test(accept) ? 'br' : /\bgzip\b/.test(accept) ? 'gzip' : null;
+  const etag = `"${file.hash}${encoding ? `-${encoding}` : ''}"`;
+  reply
+    .header('etag', etag)
+    .header('cache-control', cacheControl)
+    .header('vary', 'accept-encoding')
+    .header('access-control-allow-origin', '*')
+    .type('text/javascript; charset=utf-8');
+  const ifNoneMatch = String(request.headers['if-none-match'] ?? '');
+  if (ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
+  if (encoding) reply.header('content-encoding', encoding);
+  return reply.send(encoding ? file.encoded(encoding) : file.identity);
 }
 
 export function checkoutRoutes(app: FastifyInstance, deps: Deps): void {
-  const widget = loadWidget();
+  const widget = loadWidgetAssets();
   if (!widget) app.log.warn({ file: WIDGET_FILE }, 'widget bundle missing: run `npm run build:widget`');
+  const entryHash = widget?.get(ENTRY)?.hash;
+  const widgetSrc = entryHash ? `/widget/${ENTRY}?v=${entryHash}` : `/widget/${ENTRY}`;
+  const localeChunk = (language: string) => [...(widget?.keys() ?? [])].find((n) => n.startsWith(`locale-${language}-`));
 
   app.get<{ Params: { token: string } }>(
     '/checkout/:token',
@@ -58,19 +123,24 @@ export function checkoutRoutes(app: FastifyInstance, deps: Deps): void {
         if (!request.headers.accept?.includes('text/html')) return sendProblem(reply, problem(404, 'NOT_FOUND', 'No checkout with this token.'));
         return reply.code(404).type('text/html; charset=utf-8').send('<!doctype html><html lang="en"><meta charset="utf-8"><title>Not found</title><p>This checkout link is not valid.</p></html>');
       }
+      // The language the widget will speak (English for an unsupported locale).
+      const lang = localeLanguage(row.locale) ?? 'en';
+      const chunk = localeChunk(lang);
       reply.type('text/html; charset=utf-8');
-      return checkoutPage(`${deps.config.publicUrl}/checkout/${token}`, row.locale.slice(0, 2).toLowerCase());
+      return checkoutPage(`${deps.config.publicUrl}/checkout/${token}`, lang, widgetSrc, chunk ? `/widget/${chunk}` : null);
     },
   );
 
-  app.get('/widget/crypto-checkout.js', { helmet: { crossOriginResourcePolicy: { policy: 'cross-origin' } } }, async (request, reply) => {
-    if (!widget) return sendProblem(reply, problem(503, 'WIDGET_NOT_BUILT', 'The widget bundle is missing; run npm run build:widget.'));
-    reply
-      .header('etag', widget.etag)
-      .header('cache-control', 'public, max-age=3600, stale-while-revalidate=86400')
-      .header('access-control-allow-origin', '*')
-      .type('text/javascript; charset=utf-8');
-    if (request.headers['if-none-match'] === widget.etag) return reply.code(304).send();
-    return widget.body;
-  });
+  app.get<{ Params: { file: string }; Querystring: { v?: string } }>(
+    '/widget/:file',
+    { helmet: { crossOriginResourcePolicy: { policy: 'cross-origin' } } },
+    async (request, reply) => {
+      const { file } = request.params;
+      if (!widget) return sendProblem(reply, problem(503, 'WIDGET_NOT_BUILT', 'The widget bundle is missing; run npm run build:widget.'));
+      const found = widget.get(file);
+      if (!found) return sendProblem(reply, problem(404, 'NOT_FOUND', `No widget file ${file}.`));
+      const immutable = file !== ENTRY || request.query.v === found.hash;
+      return sendAsset(request, reply, found, immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=3600, stale-while-revalidate=604800');
+    },
+  );
 }

@@ -20,7 +20,7 @@ export type Problem = {
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
+  409: 'Conflict', 413: 'Payload Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
   429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
@@ -47,6 +47,7 @@ const FASTIFY_ERRORS: Record<string, [number, string, string]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'MALFORMED_JSON', 'The body is empty but declared as JSON.'],
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'MALFORMED_JSON', 'The body is not valid JSON.'],
   FST_ERR_BAD_URL: [400, 'MALFORMED_REQUEST', 'The URL is malformed.'],
+  FST_ERR_MAX_PARAM_LENGTH: [414, 'URI_TOO_LONG', 'A path segment is too long.'],
   FST_ERR_ASYNC_CONSTRAINT: [400, 'MALFORMED_REQUEST', 'The request is malformed.'],
 };
 
@@ -77,6 +78,12 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
     return { problem: problem(status, 'BAD_REQUEST', 'The request could not be processed.'), headers: {} };
   }
   return { problem: problem(500, 'INTERNAL_ERROR', 'An unexpected error occurred; it has been logged.'), headers: {} };
+}
+
+/** For Fastify's `frameworkErrors`: router errors (bad URL encoding, overlong segments) before any route runs. */
+export function frameworkErrors(error: FastifyError, _request: unknown, reply: FastifyReply): void {
+  const { problem: p, headers } = toProblem(error);
+  void sendProblem(reply, p, headers);
 }
 
 export function registerProblemHandlers(app: FastifyInstance): void {

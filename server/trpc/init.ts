@@ -4,7 +4,7 @@
  * errors (KassaError) are mapped to tRPC codes here, once.
  */
 import { initTRPC, TRPCError } from '@trpc/server';
-import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import { z, ZodError } from 'zod';
 import { KassaError } from '../errors.js';
 import type { Context } from './context.js';
@@ -19,6 +19,16 @@ const t = initTRPC.context<Context>().create({
   sse: { ping: { enabled: true, intervalMs: 15_000 }, client: { reconnectAfterInactivityMs: 40_000 } },
   errorFormatter({ shape, error }) {
     const cause = error.cause;
+    // Errors thrown inside a subscription's generator skip the middleware below: map them here too.
+    if (cause instanceof KassaError && error.code === 'INTERNAL_SERVER_ERROR') {
+      const code = CODES[cause.status] ?? 'INTERNAL_SERVER_ERROR';
+      return {
+        ...shape,
+        code: TRPC_ERROR_CODES_BY_KEY[code],
+        message: cause.message,
+        data: { ...shape.data, code, httpStatus: cause.status, kassaCode: cause.code, fieldErrors: undefined },
+      };
+    }
     return {
       ...shape,
       // Never leak internals: only domain errors and input errors keep their message.

@@ -1,0 +1,429 @@
+/**
+ * The checkout widget in real Chromium (playwright-core) against a real
+ * Kassa server and job worker: framed by a merchant page on another origin,
+ * dropped into a merchant page as a tag, live deposits, the currency picker,
+ * expiry, Arabic, keyboard use and an axe-core scan.
+ *
+ * Needs /usr/bin/chromium (`apt-get install chromium`); without it the file is
+ * skipped with a message, unless KASSA_REQUIRE_BROWSER=1 makes that a failure.
+ * KASSA_SCREENSHOTS=1 also writes docs/screenshots/*.png.
+ */
+import type { Runner } from 'graphile-worker';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { randomUUID } from 'node:crypto';
+import { chromium, type Browser, type BrowserContext, type Frame, type FrameLocator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../db/embedded.js';
+import { expirePayment } from '../../server/payments/expiry.js';
+import { qrPath } from '../../widget/qr.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { eventually, startTestWorker } from '../helpers/worker.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const MODE = existsSync(CHROMIUM) ? 'run' : process.env.KASSA_REQUIRE_BROWSER === '1' ? 'fail' : 'skip';
+if (MODE === 'skip') {
+  console.warn(`[checkout.browser] skipped: ${CHROMIUM} not found (apt-get install chromium); KASSA_REQUIRE_BROWSER=1 turns this into a failure`);
+}
+const SHOTS = process.env.KASSA_SCREENSHOTS === '1';
+const SHOT_DIR = new URL('../../docs/screenshots/', import.meta.url);
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const DESKTOP = { width: 1280, height: 900 };
+const NARROW = { width: 320, height: 900 };
+
+let t: TestApp;
+let worker: Runner;
+let browser: Browser;
+let merchant: Server;
+/** The Kassa server (127.0.0.1) and the merchant's site (localhost): two origins. */
+let kassaBase: string;
+let shopBase: string;
+
+type Created = { paymentId: string; paymentUrl: string };
+
+async function createPayment(body: Record<string, unknown>): Promise<Created> {
+  const res = await t.signed('POST', '/v1/payments', {
+    clientPaymentId: `browser-${randomUUID()}`,
+    businessId: t.business.businessId,
+    locale: 'en-US',
+    ...body,
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  const json = res.json() as { paymentUrl: string; paymentInfo: { paymentId: string } };
+  expect(json.paymentUrl.startsWith(`${kassaBase}/checkout/`)).toBe(true);
+  return { paymentId: json.paymentInfo.paymentId, paymentUrl: json.paymentUrl };
+}
+
+const btcPayment = (extra: Record<string, unknown> = {}) =>
+  createPayment({ depositCurrency: 'BTC', depositAmount: '0.01', network: 'BTC', ...extra });
+
+async function deposit(paymentId: string, amount: string, extra: Record<string, unknown> = {}): Promise<void> {
+  const res = await t.signed('POST', `/v1/test-helpers/payments/${paymentId}/deposits`, { depositCurrency: 'BTC', network: 'BTC', amount, ...extra });
+  expect(res.statusCode, res.body).toBe(200);
+}
+
+/** The merchant's site: a page framing the checkout, a page with the drop-in tag, and a thank-you page. */
+function merchantSite(): Server {
+  return createServer((req, res) => {
+    const url = new URL(req.url ?? '/', shopBase);
+    const payment = url.searchParams.get('payment') ?? '';
+    const attr = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    const page = (body: string) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Demo shop</title>
+<style>body{margin:0;font:16px system-ui;background:#fafafa}main{max-width:520px;margin:0 auto;padding:16px 0}h1{font-size:20px;margin:0 16px 12px}iframe{display:block;width:100%;height:860px;border:0}</style></head>
+<body><main><h1>Demo shop</h1>${body}</main></body></html>`);
+    };
+    if (url.pathname === '/frame') {
+      page(`<iframe src="${attr(payment)}" title="Checkout" allow="clipboard-write"></iframe>`);
+    } else if (url.pathname === '/tag') {
+      const locale = url.searchParams.get('locale');
+      page(`<script>window.kassaEvents=[];for(const n of ['checkout-status','checkout-complete'])document.addEventListener(n,(e)=>window.kassaEvents.push({type:e.type,bubbles:e.bubbles,composed:e.composed,detail:e.detail}));</script>
+<script type="module" src="${kassaBase}/widget/crypto-checkout.js"></script>
+<crypto-checkout payment-url="${attr(payment)}"${locale ? ` locale="${attr(locale)}"` : ''}></crypto-checkout>`);
+    } else if (url.pathname === '/thanks') {
+      page('<p id="thanks">Thank you for your order.</p>');
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+}
+
+async function open(url: string, viewport = DESKTOP, options: { bypassCSP?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport, reducedMotion: 'reduce', bypassCSP: options.bypassCSP ?? false });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: shopBase });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: kassaBase });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('console', (m) => m.type() === 'error' && !/favicon/.test(`${m.text()} ${m.location().url}`) && errors.push(`${m.text()} (${m.location().url})`));
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(url);
+  return { context, page, errors };
+}
+
+/** Full-page unless the page frames the checkout (full-page captures leave out-of-process frames blank). */
+async function shot(page: Page, name: string, fullPage = true): Promise<void> {
+  if (!SHOTS) return;
+  mkdirSync(SHOT_DIR, { recursive: true });
+  await page.mouse.move(0, 0);
+  await page.evaluate(() => document.fonts.ready);
+  await page.screenshot({ path: new URL(`${name}.png`, SHOT_DIR).pathname, fullPage });
+}
+
+/** The picker's choice for one currency code. */
+const option = (page: Page, code: string) => page.locator('label.opt').filter({ has: page.locator('b', { hasText: new RegExp(`^${code}$`) }) });
+
+/** The focused element, through shadow roots, described for assertions. */
+const focused = (page: Page) =>
+  page.evaluate(() => {
+    let el = document.activeElement;
+    while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+    if (!el) return null;
+    const input = el as HTMLInputElement;
+    const ring = el.tagName === 'INPUT' ? el.nextElementSibling! : el;
+    return {
+      tag: el.tagName.toLowerCase(),
+      type: el.getAttribute('type'),
+      name: (el.getAttribute('aria-label') ?? (el.closest('label') ?? el).textContent ?? '').replace(/\s+/g, ' ').trim(),
+      part: el.getAttribute('part'),
+      checked: el.tagName === 'INPUT' ? input.checked : null,
+      outline: `${getComputedStyle(ring).outlineStyle} ${getComputedStyle(ring).outlineWidth}`,
+    };
+  });
+
+async function axeViolations(page: Page) {
+  await page.addScriptTag({ content: AXE });
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Element, o: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const result = await axe.run(document.querySelector('crypto-checkout')!, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }));
+  });
+}
+
+const serious = (violations: { impact: string }[]) => violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+
+describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
+  beforeAll(async () => {
+    if (MODE === 'fail') throw new Error(`KASSA_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing: apt-get install chromium`);
+    const port = await freePort();
+    kassaBase = `http://127.0.0.1:${port}`;
+    t = await startTestApp({ env: { KASSA_SANDBOX_CONFIRM_DELAY_S: '0', PUBLIC_URL: kassaBase } });
+    // The browser counts down against its own clock: start the test clock at real time.
+    t.clock.current = new Date();
+    await t.app.listen({ port, host: '127.0.0.1' });
+    worker = await startTestWorker(t.deps);
+    merchant = merchantSite();
+    await new Promise<void>((resolve) => merchant.listen(0, '127.0.0.1', resolve));
+    shopBase = `http://localhost:${(merchant.address() as { port: number }).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => (merchant ? merchant.close(resolve) : resolve(undefined)));
+    await worker?.stop();
+    await t?.close();
+  });
+
+  it('framed by a merchant on another origin, PARENT: the deposit arrives live, then the top window goes to the shop', async () => {
+    const p = await btcPayment({ redirectUrl: `${shopBase}/thanks?order=parent`, redirectMode: 'PARENT' });
+    const { context, page, errors } = await open(`${shopBase}/frame?payment=${encodeURIComponent(p.paymentUrl)}`);
+    const frame = page.frameLocator('iframe');
+    await expect.poll(() => frame.locator('[part=address] .value').textContent()).toMatch(/^(bc1|tb1|[13mn2])/);
+    await expect(frame.locator('[part=qr] svg path').isVisible()).resolves.toBe(true);
+    await shot(page, 'framed-pending-desktop-en', false);
+    await deposit(p.paymentId, '0.01');
+    await expect.poll(() => frame.getByRole('heading', { name: 'Payment received' }).count(), { timeout: 10_000 }).toBe(1);
+    await expect(frame.locator('[part=redirect]').textContent()).resolves.toMatch(/Returning to the shop in [1-5] s/);
+    await page.waitForURL(`${shopBase}/thanks?order=parent`, { timeout: 10_000 });
+    await expect(page.locator('#thanks').textContent()).resolves.toBe('Thank you for your order.');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('framed, SELF: only the frame goes to the shop', async () => {
+    const p = await btcPayment({ redirectUrl: `${shopBase}/thanks?order=self`, redirectMode: 'SELF' });
+    const { context, page } = await open(`${shopBase}/frame?payment=${encodeURIComponent(p.paymentUrl)}`);
+    const frame = page.frameLocator('iframe');
+    await expect.poll(() => frame.locator('[part=address]').count()).toBe(1);
+    await deposit(p.paymentId, '0.01');
+    const thanks = await eventually(async () => page.frames().find((f: Frame) => f.url() === `${shopBase}/thanks?order=self`), 15_000, 'frame redirected');
+    await expect(thanks.locator('#thanks').textContent()).resolves.toBe('Thank you for your order.');
+    expect(page.url()).toBe(`${shopBase}/frame?payment=${encodeURIComponent(p.paymentUrl)}`);
+    await context.close();
+  });
+
+  it('drop-in tag at 320 px: address and QR visible, checkout-status and checkout-complete fire, no redirect without redirectUrl', async () => {
+    const p = await btcPayment();
+    const { context, page, errors } = await open(`${shopBase}/tag?payment=${encodeURIComponent(p.paymentUrl)}`, NARROW);
+    const address = page.locator('[part=address] .value');
+    await expect.poll(() => address.isVisible()).toBe(true);
+    const box = (await address.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(320);
+    const qr = (await page.locator('[part=qr] svg').boundingBox())!;
+    expect(qr.width).toBeGreaterThan(150);
+    expect(qr.x + qr.width).toBeLessThanOrEqual(320);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
+    // The QR drawn by the bundle (qrcode-generator trimmed at build time) is the one the untrimmed library draws.
+    const uri = (await page.locator('[part=qr] a').getAttribute('href'))!;
+    expect(uri).toMatch(/^bitcoin:\w+\?amount=0\.01$/);
+    await expect(page.locator('[part=qr] svg path').getAttribute('d')).resolves.toBe(qrPath(uri).d);
+    await expect(page.locator('[part=amount] .big').textContent()).resolves.toBe('0.01\u00a0BTC');
+    await expect(page.locator('[part=countdown]').textContent()).resolves.toMatch(/^(30:00|29:\d\d)$/);
+    await shot(page, 'tag-pending-320-en');
+
+    await deposit(p.paymentId, '0.01');
+    await expect.poll(() => page.getByRole('heading', { name: 'Payment received' }).count(), { timeout: 10_000 }).toBe(1);
+    await expect(page.locator('[part=result]').textContent()).resolves.toContain('We received 0.01\u00a0BTC');
+    await shot(page, 'tag-received-320-en');
+    type Fired = { type: string; bubbles: boolean; composed: boolean; detail: Record<string, unknown> };
+    const events = await page.evaluate(() => (window as unknown as { kassaEvents: Fired[] }).kassaEvents);
+    const statuses = events.filter((e) => e.type === 'checkout-status');
+    expect(statuses[0]!.detail).toMatchObject({ status: 'PENDING', previousStatus: null, currency: 'BTC' });
+    expect(statuses.at(-1)!.detail).toMatchObject({ status: 'DEPOSITED', paid: '0.01', remaining: '0' });
+    expect(statuses.every((e) => e.bubbles && e.composed)).toBe(true);
+    const complete = events.filter((e) => e.type === 'checkout-complete');
+    expect(complete).toEqual([{ type: 'checkout-complete', bubbles: true, composed: true, detail: { status: 'DEPOSITED', paid: '0.01', currency: 'BTC', redirectUrl: null } }]);
+    // No redirectUrl: it stays on the success view.
+    await page.waitForTimeout(1200);
+    expect(page.url()).toContain('/tag?');
+    await expect(page.locator('[part=redirect]').count()).resolves.toBe(0);
+    await expect(page.locator('[part=back-button]').count()).resolves.toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('NEW payment: pick a currency, then pay; progress and the live status are announced', async () => {
+    const p = await createPayment({ displayCurrency: 'EUR', displayAmount: '600.00', redirectUrl: `${shopBase}/thanks`, redirectMode: 'SELF' });
+    const { context, page, errors } = await open(p.paymentUrl);
+    await expect.poll(() => page.locator('[part=picker]').isVisible()).toBe(true);
+    await expect(page.locator('[part=amount] .big').textContent()).resolves.toBe('€600.00');
+    await expect(page.getByRole('button', { name: 'Continue' }).isDisabled()).resolves.toBe(true);
+    await option(page, 'USDT').click();
+    await expect(page.getByRole('group', { name: 'Network' }).isVisible()).resolves.toBe(true);
+    await shot(page, 'hosted-new-desktop-en');
+    await option(page, 'BTC').click();
+    await expect(page.getByRole('group', { name: 'Network' }).count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    const address = page.locator('[part=address] .value');
+    await expect.poll(() => address.isVisible()).toBe(true);
+    await expect(page.locator('[part=amount] .big').textContent()).resolves.toBe('0.01\u00a0BTC');
+    await expect(page.locator('[part=amount] .muted').textContent()).resolves.toBe('≈ €600.00 · Bitcoin');
+    await expect(page.locator('[role=status]').textContent()).resolves.toBe('Waiting for your payment…');
+    await expect(page.locator('[part=qr] svg').getAttribute('aria-label')).resolves.toBe('QR code for paying 0.01\u00a0BTC');
+    await expect(page.locator('[part=qr] a').getAttribute('href')).resolves.toBe(`bitcoin:${await address.textContent()}?amount=0.01`);
+    await shot(page, 'hosted-pending-desktop-en');
+
+    // Partly paid: the remainder is due and shown, the QR (which carries the full amount) is not.
+    await deposit(p.paymentId, '0.004');
+    await expect.poll(() => page.locator('[role=status]').textContent(), { timeout: 10_000 }).toBe('Partly paid: 0.004\u00a0BTC received. Send the remaining 0.006\u00a0BTC.');
+    await expect(page.locator('[part=amount] .big').textContent()).resolves.toBe('0.006\u00a0BTC');
+    await expect(page.locator('[part=qr]').count()).resolves.toBe(0);
+    await expect(page.locator('[part=deposits] li').count()).resolves.toBe(1);
+    await shot(page, 'hosted-underpaid-desktop-en');
+
+    // The rest, held unconfirmed: seen → confirming.
+    t.clock.advance(10 * 60_000);
+    await deposit(p.paymentId, '0.006');
+    t.clock.current = new Date();
+    await expect.poll(() => page.locator('[role=status]').textContent(), { timeout: 10_000 }).toBe('Payment seen. Waiting for network confirmations…');
+    await expect(page.locator('.steps li').evaluateAll((lis) => lis.map((li) => li.className))).resolves.toEqual(['done', 'current', 'todo']);
+    await expect(page.locator('[part=deposits] .tag').allTextContents()).resolves.toEqual(['Received', 'Confirming']);
+    await shot(page, 'hosted-confirming-desktop-en');
+    await context.close();
+    expect(errors).toEqual([]);
+  });
+
+  it('shows the expiry live, without a reload', async () => {
+    const p = await btcPayment({ redirectUrl: `${shopBase}/thanks` });
+    const { context, page, errors } = await open(p.paymentUrl);
+    await expect.poll(() => page.locator('[part=countdown]').isVisible()).toBe(true);
+    try {
+      t.clock.advance(31 * 60_000);
+      await expect(expirePayment(t.deps, p.paymentId)).resolves.toBe('EXPIRED');
+    } finally {
+      t.clock.current = new Date();
+    }
+    await expect.poll(() => page.getByRole('heading', { name: 'Payment request expired' }).count(), { timeout: 10_000 }).toBe(1);
+    await expect(page.locator('[part=address]').count()).resolves.toBe(0);
+    await expect(page.locator('[part=qr]').count()).resolves.toBe(0);
+    await expect(page.locator('[part=countdown]').count()).resolves.toBe(0);
+    await expect(page.locator('[role=status]').textContent()).resolves.toBe('Payment request expired');
+    await expect(page.locator('[part=back-button]').getAttribute('href')).resolves.toBe(`${shopBase}/thanks`);
+    await expect(page.locator('[part=back-button]').getAttribute('target')).resolves.toBe('_top');
+    await shot(page, 'hosted-expired-desktop-en');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('blocks a high-risk deposit and says what to do', async () => {
+    const p = await btcPayment();
+    const { context, page } = await open(p.paymentUrl, NARROW);
+    await expect.poll(() => page.locator('[part=address]').count()).toBe(1);
+    await deposit(p.paymentId, '0.01', { riskScore: '9.5' });
+    await expect.poll(() => page.getByRole('heading', { name: 'Payment blocked' }).count(), { timeout: 10_000 }).toBe(1);
+    await expect(page.locator('[part=result]').textContent()).resolves.toContain('Contact the shop');
+    await expect(page.locator('[part=deposits]').textContent()).resolves.toContain('0.01\u00a0BTC cannot be refunded');
+    await shot(page, 'hosted-blocked-320-en');
+    await context.close();
+  });
+
+  it('speaks Arabic right to left, and takes a locale attribute over the payment language', async () => {
+    const p = await btcPayment({ locale: 'ar_EG' });
+    const { context, page, errors } = await open(p.paymentUrl);
+    await expect(page.locator('html').getAttribute('dir')).resolves.toBe('rtl');
+    const base = page.locator('[part=base]');
+    await expect.poll(() => base.getAttribute('dir')).toBe('rtl');
+    await expect(base.getAttribute('lang')).resolves.toBe('ar');
+    await expect.poll(() => page.locator('[part=header] h2').textContent()).toBe('الدفع');
+    await expect(page.getByRole('button', { name: 'نسخ العنوان' }).isVisible()).resolves.toBe(true);
+    await shot(page, 'hosted-pending-desktop-ar');
+    await page.setViewportSize(NARROW);
+    await shot(page, 'hosted-pending-320-ar');
+    expect(errors).toEqual([]);
+    await context.close();
+
+    const tag = await open(`${shopBase}/tag?locale=de_DE&payment=${encodeURIComponent(p.paymentUrl)}`, NARROW);
+    await expect.poll(() => tag.page.locator('[part=header] h2').textContent()).toBe('Zahlung');
+    await expect(tag.page.locator('[part=base]').getAttribute('dir')).resolves.toBe('ltr');
+    await tag.context.close();
+  });
+
+  it('works by keyboard alone: picker, copy buttons, back to the shop, with a visible focus ring', async () => {
+    const p = await createPayment({ displayCurrency: 'EUR', displayAmount: '600.00', redirectUrl: `${shopBase}/thanks` });
+    const { context, page } = await open(p.paymentUrl);
+    await expect.poll(() => page.locator('[part=picker]').isVisible()).toBe(true);
+    await page.keyboard.press('Tab');
+    let f = await focused(page);
+    expect(f).toMatchObject({ tag: 'input', type: 'radio', outline: 'solid 2px' });
+    for (let i = 0; i < 20 && !f?.name.startsWith('USDT'); i++) {
+      await page.keyboard.press('ArrowDown');
+      f = await focused(page);
+    }
+    expect(f).toMatchObject({ type: 'radio', checked: true });
+    expect(f!.name).toMatch(/^USDT/);
+    await page.keyboard.press('Tab');
+    f = await focused(page);
+    expect(f).toMatchObject({ tag: 'input', type: 'radio', checked: false });
+    for (let i = 0; i < 5 && !f?.name.startsWith('TRON'); i++) {
+      await page.keyboard.press('ArrowDown');
+      f = await focused(page);
+    }
+    expect(f!.name).toMatch(/^TRON \(TRC-20\)/);
+    await page.keyboard.press('Space');
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toMatchObject({ tag: 'button', name: 'Continue', part: 'button', outline: 'solid 2px' });
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toMatchObject({ tag: 'a', name: 'Back to the shop', part: 'back-button', outline: 'solid 2px' });
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+
+    await expect.poll(() => page.locator('[part=address]').count()).toBe(1);
+    // Focus moved to the new heading, not lost: the walk continues from there.
+    const walk: { name: string; outline: string }[] = [];
+    for (let i = 0; i < 4; i++) {
+      await page.keyboard.press('Tab');
+      walk.push((await focused(page))!);
+    }
+    expect(walk.map((w) => w.name)).toEqual(['Copy amount', 'Open in wallet', 'Copy address', 'Back to the shop']);
+    expect(walk.every((w) => w.outline === 'solid 2px')).toBe(true);
+    await expect(page.locator('[part=address] .value').textContent()).resolves.toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('[part=address] [part=copy-button]').textContent()).toContain('Copied');
+    const clipboard = await page.evaluate(() => navigator.clipboard.readText());
+    await expect(page.locator('[part=address] .value').textContent()).resolves.toBe(clipboard);
+    await context.close();
+  });
+
+  it('has no serious or critical axe-core violations (picker, pending, received; tag and hosted page)', async () => {
+    const fresh = await createPayment({ displayCurrency: 'EUR', displayAmount: '25.00', redirectUrl: `${shopBase}/thanks` });
+    const tag = await open(`${shopBase}/tag?payment=${encodeURIComponent(fresh.paymentUrl)}`, NARROW);
+    await expect.poll(() => tag.page.locator('[part=picker]').isVisible()).toBe(true);
+    await option(tag.page, 'USDC').click();
+    const picker = await axeViolations(tag.page);
+    expect(serious(picker), JSON.stringify(picker, null, 1)).toEqual([]);
+    await tag.context.close();
+
+    const p = await btcPayment({ redirectUrl: `${shopBase}/thanks`, locale: 'fr-FR' });
+    const hosted = await open(p.paymentUrl, DESKTOP, { bypassCSP: true });
+    await expect.poll(() => hosted.page.locator('[part=address]').count()).toBe(1);
+    const pending = await axeViolations(hosted.page);
+    expect(serious(pending), JSON.stringify(pending, null, 1)).toEqual([]);
+    await deposit(p.paymentId, '0.02');
+    await expect.poll(() => hosted.page.locator('[part=result]').count(), { timeout: 10_000 }).toBe(1);
+    await expect(hosted.page.locator('[part=result] h3').textContent()).resolves.toBe('Paiement reçu');
+    await expect(hosted.page.locator('[part=result]').textContent()).resolves.toContain('Vous avez envoyé plus que le montant dû.');
+    await shot(hosted.page, 'hosted-overpaid-desktop-fr');
+    const received = await axeViolations(hosted.page);
+    expect(serious(received), JSON.stringify(received, null, 1)).toEqual([]);
+    await hosted.context.close();
+  });
+
+  it.runIf(SHOTS)('screenshots: received and NEW in Arabic, and at 320 px', async () => {
+    const p = await createPayment({ displayCurrency: 'EUR', displayAmount: '600.00', locale: 'ar', redirectUrl: `${shopBase}/thanks` });
+    const ar = await open(p.paymentUrl, NARROW);
+    await expect.poll(() => ar.page.locator('[part=picker]').isVisible()).toBe(true);
+    await option(ar.page, 'USDT').click();
+    await shot(ar.page, 'hosted-new-320-ar');
+    await option(ar.page, 'BTC').click();
+    await ar.page.getByRole('button', { name: 'متابعة' }).click();
+    await expect.poll(() => ar.page.locator('[part=address]').count()).toBe(1);
+    await deposit(p.paymentId, '0.01');
+    await expect.poll(() => ar.page.locator('[part=result]').count(), { timeout: 10_000 }).toBe(1);
+    await ar.page.setViewportSize(DESKTOP);
+    await shot(ar.page, 'hosted-received-desktop-ar');
+    await ar.context.close();
+
+    const en = await btcPayment({ redirectUrl: `${shopBase}/thanks` });
+    const page = await open(en.paymentUrl, NARROW);
+    await expect.poll(() => page.page.locator('[part=address]').count()).toBe(1);
+    await shot(page.page, 'hosted-pending-320-en');
+    await page.context.close();
+  });
+});

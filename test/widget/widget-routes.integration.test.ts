@@ -1,0 +1,112 @@
+/**
+ * The hosted checkout page and the widget files as the server sends them:
+ * CSP that lets any origin frame the page and nothing more, versioned and
+ * immutable module URLs, language chunks, compression, ETags and CORS.
+ * Needs the built widget (`npm test` builds it first).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WIDGET_DIR } from '../../server/checkout/checkout-routes.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const entry = readFileSync(`${WIDGET_DIR}crypto-checkout.js`);
+const arChunk = readdirSync(WIDGET_DIR).find((n) => n.startsWith('locale-ar-'))!;
+
+async function checkoutToken(locale: string) {
+  const res = await t.signed('POST', '/v1/payments', {
+    clientPaymentId: `route-${Math.random()}`, businessId: t.business.businessId, locale, depositCurrency: 'BTC', depositAmount: '0.01', network: 'BTC',
+  });
+  return (res.json().paymentUrl as string).split('/').pop()!;
+}
+
+describe('hosted checkout page', () => {
+  it('may be framed by any origin and allows nothing else it does not need', async () => {
+    const token = await checkoutToken('ar_EG');
+    const res = await t.app.inject({ url: `/checkout/${token}`, headers: { accept: 'text/html' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-frame-options']).toBeUndefined();
+    expect(res.headers['cache-control']).toBe('no-store');
+    const csp = String(res.headers['content-security-policy']).split('; ');
+    expect(csp).toContain('frame-ancestors *');
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("require-trusted-types-for 'script'");
+    expect(csp.some((d) => d.startsWith('script-src') && d.includes('unsafe'))).toBe(false);
+    const html = res.body;
+    expect(html).toContain('<html lang="ar" dir="rtl">');
+    expect(html).toMatch(/<script type="module" src="\/widget\/crypto-checkout\.js\?v=[\w-]{16}"><\/script>/);
+    expect(html).toContain(`<link rel="modulepreload" href="/widget/${arChunk}">`);
+    expect(html).toContain(`<crypto-checkout payment-url="http://kassa.test/checkout/${token}" full-page>`);
+  });
+
+  it('answers an unknown token with a page for people and problem+json for programs', async () => {
+    const page = await t.app.inject({ url: '/checkout/AAAAAAAAAAAAAAAAAAAAAA', headers: { accept: 'text/html' } });
+    expect(page.statusCode).toBe(404);
+    expect(page.body).toContain('This checkout link is not valid.');
+    const api = await t.app.inject({ url: '/checkout/AAAAAAAAAAAAAAAAAAAAAA' });
+    expect(api.statusCode).toBe(404);
+    expect(api.headers['content-type']).toContain('application/problem+json');
+  });
+});
+
+describe('widget files', () => {
+  it('serves the module compressed, cacheable, to any origin', async () => {
+    const res = await t.app.inject({ url: '/widget/crypto-checkout.js', headers: { 'accept-encoding': 'gzip, deflate, br' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(res.headers['content-encoding']).toBe('br');
+    expect(res.headers.vary).toBe('accept-encoding');
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['cross-origin-resource-policy']).toBe('cross-origin');
+    expect(res.headers['cache-control']).toBe('public, max-age=3600, stale-while-revalidate=604800');
+    expect(brotliDecompressSync(res.rawPayload).equals(entry)).toBe(true);
+
+    const gz = await t.app.inject({ url: '/widget/crypto-checkout.js', headers: { 'accept-encoding': 'gzip' } });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).equals(entry)).toBe(true);
+    expect(gz.headers.etag).not.toBe(res.headers.etag);
+
+    const plain = await t.app.inject({ url: '/widget/crypto-checkout.js' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.rawPayload.equals(entry)).toBe(true);
+  });
+
+  it('revalidates with the ETag', async () => {
+    const first = await t.app.inject({ url: '/widget/crypto-checkout.js', headers: { 'accept-encoding': 'br' } });
+    const again = await t.app.inject({ url: '/widget/crypto-checkout.js', headers: { 'accept-encoding': 'br', 'if-none-match': `W/"x", ${first.headers.etag}` } });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+    expect(again.headers.etag).toBe(first.headers.etag);
+    const stale = await t.app.inject({ url: '/widget/crypto-checkout.js', headers: { 'accept-encoding': 'br', 'if-none-match': '"old"' } });
+    expect(stale.statusCode).toBe(200);
+  });
+
+  it('makes the versioned URL and the language chunks immutable', async () => {
+    const page = await t.app.inject({ url: `/checkout/${await checkoutToken('en')}`, headers: { accept: 'text/html' } });
+    const src = /src="([^"]+)"/.exec(page.body)![1]!;
+    const versioned = await t.app.inject({ url: src });
+    expect(versioned.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    const wrongVersion = await t.app.inject({ url: '/widget/crypto-checkout.js?v=0000000000000000' });
+    expect(wrongVersion.headers['cache-control']).toBe('public, max-age=3600, stale-while-revalidate=604800');
+    const chunk = await t.app.inject({ url: `/widget/${arChunk}` });
+    expect(chunk.statusCode).toBe(200);
+    expect(chunk.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(chunk.body).toContain('الدفع');
+  });
+
+  it('serves nothing else', async () => {
+    for (const url of ['/widget/nope.js', '/widget/..%2Fpackage.json', '/widget/custom-elements.json']) {
+      expect((await t.app.inject({ url })).statusCode, url).toBe(404);
+    }
+  });
+});

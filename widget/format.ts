@@ -1,0 +1,48 @@
+/**
+ * Numbers, money and time for people, through `Intl`. Amounts arrive as
+ * exact decimal strings and are formatted as strings, so no digit of a
+ * crypto amount is lost to floating point. Pure: no DOM.
+ */
+
+/** A fiat amount with its currency sign: `€600.00`, `600,00 €`. */
+export function formatFiat(locale: string, amount: string, currency: string): string {
+  try {
+    return new Intl.NumberFormat(locale, { style: 'currency', currency }).format(amount as Intl.StringNumericLiteral);
+  } catch {
+    return `${amount} ${currency}`;
+  }
+}
+
+/** A crypto amount with exactly the decimals the server gave, then the code: `0.01 BTC`, `0,01 BTC`. */
+export function formatCrypto(locale: string, amount: string, code: string): string {
+  const decimals = Math.min(100, (amount.split('.')[1] ?? '').length);
+  let number = amount;
+  try {
+    number = new Intl.NumberFormat(locale, { minimumFractionDigits: decimals, maximumFractionDigits: decimals }).format(amount as Intl.StringNumericLiteral);
+  } catch {
+    // Keep the server's own notation.
+  }
+  return `${number}\u00a0${code}`;
+}
+
+/** Time left as a clock: `29:41`, `1:05:09`, or with days `6d 23:59:59` (the unit localised). */
+export function formatCountdown(locale: string, seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const two = new Intl.NumberFormat(locale, { minimumIntegerDigits: 2 });
+  const days = Math.floor(s / 86_400);
+  const hours = Math.floor((s % 86_400) / 3600);
+  const clock = `${two.format(Math.floor((s % 3600) / 60))}:${two.format(s % 60)}`;
+  if (days) {
+    const day = new Intl.NumberFormat(locale, { style: 'unit', unit: 'day', unitDisplay: 'narrow' }).format(days);
+    return `${day} ${two.format(hours)}:${clock}`;
+  }
+  return hours ? `${new Intl.NumberFormat(locale).format(hours)}:${clock}` : clock;
+}
+
+/** A moment (UNIX seconds) as a short local date and time. */
+export function formatDateTime(locale: string, unixSeconds: number): string {
+  return new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }).format(unixSeconds * 1000);
+}
+
+/** A long identifier (transaction hash) shortened in the middle for display: `3f5a9c…e81b`. */
+export const shorten = (id: string, keep = 6): string => (id.length > keep * 2 + 1 ? `${id.slice(0, keep)}…${id.slice(-keep)}` : id);
