@@ -3,7 +3,10 @@
  * user must send, in exact decimals, rounded once per currency (rules in
  * money/decimal.ts). Pure apart from asking the rates provider.
  */
-import { isFiat, UNIFORM_CURRENCY, type CryptoCurrency, type FiatCurrency } from '../money/catalog.js';
+import { CRYPTO_DECIMALS, isFiat, UNIFORM_CURRENCY, type CryptoCurrency, type FiatCurrency } from '../money/catalog.js';
+
+/** Most decimals of a crypto amount converted from fiat. */
+export const QUOTE_DECIMALS = 8;
 import { Dec, roundTo } from '../money/decimal.js';
 import { userFeeOnTop, type FeeSettings } from '../money/fees.js';
 import type { RatesProvider } from '../money/rates.js';
@@ -39,8 +42,11 @@ export async function priceInCrypto(
   at: Date,
 ): Promise<CryptoPrice> {
   const rate = await valuationRate(rates, crypto, fiat.currency, at);
+  // A converted price needs no more than 8 decimals (a fraction of a cent for any listed coin):
+  // "0.00833334 ETH" is payable, "0.008333333333333334 ETH" is not.
+  const decimals = Math.min(CRYPTO_DECIMALS[crypto], QUOTE_DECIMALS);
   return {
-    expectedDepositAmount: roundTo(fiat.amount.add(fiat.fee).div(rate), crypto, 'UP'),
+    expectedDepositAmount: fiat.amount.add(fiat.fee).div(rate).toDecimalPlaces(decimals, Dec.ROUND_UP),
     expectedDepositFee: roundTo(fiat.fee.div(rate), crypto),
     rate,
   };

@@ -245,6 +245,18 @@ describe('pricing against the sandbox rates', () => {
     expect(d.expectedDepositAmount.toFixed()).toBe('0.00000034');
   });
 
+  it('priceInCrypto: an 18-decimal coin is quoted with at most 8 decimals, rounded UP', async () => {
+    // 25 EUR / 3000 EUR/ETH = 0.0083333… → 8 decimals UP → 0.00833334 (not 0.008333333333333334)
+    const eth = await priceInCrypto(rates, { currency: 'EUR', amount: new Dec('25'), fee: new Dec('0') }, 'ETH', AT);
+    expect(eth.expectedDepositAmount.toFixed()).toBe('0.00833334');
+    // 600 EUR / 550 EUR/BNB = 1.0909090909… → 1.09090910
+    const bnb = await priceInCrypto(rates, { currency: 'EUR', amount: new Dec('600'), fee: new Dec('0') }, 'BNB', AT);
+    expect(bnb.expectedDepositAmount.toFixed()).toBe('1.0909091');
+    // USDT has 6 decimals, fewer than 8: its own precision applies. 25 EUR at the peg (0.92 EUR/USD) = 27.1739130… → 27.173914
+    const usdt = await priceInCrypto(rates, { currency: 'EUR', amount: new Dec('25'), fee: new Dec('0') }, 'USDT', AT);
+    expect(usdt.expectedDepositAmount.toFixed()).toBe('27.173914');
+  });
+
   it('priceInCrypto: with a fee, amount + fee rounds UP and the fee alone HALF_EVEN', async () => {
     // (100 + 1) / 60000 = 0.00168333… → UP → 0.00168334;  fee 1/60000 = 0.0000166666… → 0.00001667
     const p = await priceInCrypto(rates, { currency: 'EUR', amount: new Dec('100'), fee: new Dec('1') }, 'BTC', AT);
