@@ -1,0 +1,303 @@
+/**
+ * What the scenarios run against: a fresh database (embedded PostgreSQL in a
+ * temporary directory, or a new database on the server of DATABASE_URL),
+ * Kassa as a child process (so its RSS is its own and the load generator
+ * does not share its event loop), and the helper processes (a bare Fastify,
+ * a callback receiver). Everything started here is stopped by `Cleanup`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { freePort, startEmbedded } from '../db/embedded.js';
+import { migrate } from '../db/migrate.js';
+import { sleep } from './stats.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Stops, in reverse order, everything registered; each step at most once, errors ignored. */
+export class Cleanup {
+  private readonly steps: { what: string; run: () => Promise<void> }[] = [];
+  add(what: string, run: () => Promise<void>): () => Promise<void> {
+    let done = false;
+    const step = { what, run: async () => {
+      if (done) return;
+      done = true;
+      await run();
+    } };
+    this.steps.push(step);
+    return step.run;
+  }
+  async runAll(log: (message: string) => void = () => {}): Promise<void> {
+    while (this.steps.length) {
+      const step = this.steps.pop()!;
+      try {
+        await step.run();
+      } catch (error) {
+        log(`cleanup of ${step.what} failed: ${(error as Error).message}`);
+      }
+    }
+  }
+}
+
+export type BenchDatabase = { url: string; postgresVersion: string | null; note: string | null };
+
+async function createDatabase(adminUrl: string, name: string): Promise<string> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * `databaseUrl`: used as it is (the caller owns it, already migrated or not).
+ * `adminUrl`: a new database `kassa_bench_<random>` is created on that server
+ * and dropped at the end. Neither: an embedded server in a temporary directory.
+ */
+export async function openBenchDatabase(
+  cleanup: Cleanup,
+  source: { databaseUrl?: string; adminUrl?: string },
+): Promise<BenchDatabase> {
+  let url: string;
+  let note: string | null = null;
+  if (source.databaseUrl) {
+    url = source.databaseUrl;
+  } else {
+    let adminUrl = source.adminUrl;
+    if (!adminUrl) {
+      const dir = mkdtempSync(join(tmpdir(), 'kassa-bench-pg-'));
+      // As root, PostgreSQL runs as the `postgres` user, which must be able to enter the directory.
+      chmodSync(dir, 0o755);
+      cleanup.add('temporary directory', async () => rmSync(dir, { recursive: true, force: true }));
+      const server = await startEmbedded(join(dir, 'data'), { persistent: false });
+      cleanup.add('embedded PostgreSQL', () => server.stop());
+      adminUrl = server.url('postgres');
+      note = 'embedded PostgreSQL in a fresh temporary data directory (fsync on)';
+    }
+    const name = `kassa_bench_${randomBytes(4).toString('hex')}`;
+    try {
+      url = await createDatabase(adminUrl, name);
+      const admin = adminUrl;
+      cleanup.add(`database ${name}`, () => dropDatabase(admin, name));
+      note ??= `a fresh database ${name} on the server of DATABASE_URL, dropped afterwards`;
+    } catch (error) {
+      url = adminUrl;
+      note = `could not create a database (${(error as Error).message}); used DATABASE_URL as it is`;
+    }
+  }
+  await migrate(url);
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  let postgresVersion: string | null = null;
+  try {
+    const [row] = await sql<{ server_version: string }[]>`show server_version`;
+    postgresVersion = row?.server_version ?? null;
+  } finally {
+    await sql.end();
+  }
+  return { url, postgresVersion, note };
+}
+
+export type Child = {
+  process: ChildProcess;
+  pid: number;
+  /** The last lines the process wrote, for error messages. */
+  output: () => string;
+  /** SIGTERM, then SIGKILL after 10 s; resolves when it exited. */
+  stop: () => Promise<void>;
+};
+
+/** Spawn a child process whose output is kept (bounded) and which `cleanup` stops. */
+export function spawnChild(cleanup: Cleanup, what: string, command: string, args: string[], env: Record<string, string>): Child {
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let tail = '';
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString()).slice(-4000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = cleanup.add(what, async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  });
+  return {
+    process: child,
+    pid: child.pid!,
+    output: () => tail,
+    stop,
+  };
+}
+
+/** The first line of stdout parsed as JSON (helper processes print `{"port": …}` when listening). */
+function firstJsonLine<T>(child: Child, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`no answer from child process: ${child.output()}`)), timeoutMs);
+    child.process.stdout!.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const newline = buffer.indexOf('\n');
+      if (newline < 0) return;
+      clearTimeout(timer);
+      try {
+        resolve(JSON.parse(buffer.slice(0, newline)) as T);
+      } catch (error) {
+        reject(error as Error);
+      }
+    });
+    child.process.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`child process exited (${code}): ${child.output()}`));
+    });
+  });
+}
+
+export type KassaProcess = Child & { url: string; port: number };
+
+/**
+ * `npm start` without the widget build: `node --import tsx server/main.ts`,
+ * which is what `tsx server/main.ts` runs, minus tsx's wrapper process (so
+ * the PID is the server's). Waits for /ready.
+ */
+export async function startKassa(
+  cleanup: Cleanup,
+  databaseUrl: string,
+  env: Record<string, string>,
+  options: { nodeArgs?: string[]; role?: 'all' | 'web' | 'worker' } = {},
+): Promise<KassaProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawnChild(
+    cleanup,
+    'Kassa server',
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', 'server/main.ts', ...(options.role ? [`--role=${options.role}`] : [])],
+    {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: url,
+      LOG_LEVEL: 'silent',
+      KASSA_SANDBOX: 'true',
+      NODE_ENV: '',
+      ...env,
+    },
+  );
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.process.exitCode !== null) throw new Error(`Kassa exited during start: ${child.output()}`);
+    try {
+      const res = await fetch(`${url}/ready`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`Kassa did not become ready: ${child.output()}`);
+    await sleep(100);
+  }
+  return { ...child, url, port };
+}
+
+const FASTIFY_CONSTANT = `
+import Fastify from 'fastify';
+const app = Fastify({ logger: false, bodyLimit: 65536 });
+const constant = { ok: true };
+app.post('/v1/payments', async () => constant);
+app.get('/v1/payments/:id', async () => constant);
+await app.listen({ port: 0, host: '127.0.0.1' });
+process.stdout.write(JSON.stringify({ port: app.server.address().port }) + '\\n');
+process.on('SIGTERM', () => app.close().then(() => process.exit(0)));
+`;
+
+/** A bare Fastify 5 (Kassa's version) answering a constant: the framework's ceiling on this machine. */
+export async function startFastifyConstant(cleanup: Cleanup): Promise<Child & { url: string }> {
+  const child = spawnChild(cleanup, 'bare Fastify', process.execPath, ['--input-type=module', '-e', FASTIFY_CONSTANT], {});
+  const { port } = await firstJsonLine<{ port: number }>(child, 30_000);
+  return { ...child, url: `http://127.0.0.1:${port}` };
+}
+
+const RECEIVER = `
+import { createServer } from 'node:http';
+const server = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    const fail = req.url.startsWith('/flaky') && Math.random() < 0.5;
+    res.writeHead(fail ? 500 : 200, { 'content-type': 'text/plain' });
+    res.end(fail ? 'failing on purpose' : 'ok');
+  });
+});
+server.keepAliveTimeout = 65000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: server.address().port }) + '\\n'));
+process.on('SIGTERM', () => { server.closeAllConnections(); server.close(() => process.exit(0)); });
+`;
+
+/** A callback receiver (node:http) in its own process: `/ok` answers 200, `/flaky` 500 half of the time at random. */
+export async function startReceiver(cleanup: Cleanup): Promise<Child & { url: string }> {
+  const child = spawnChild(cleanup, 'callback receiver', process.execPath, ['--input-type=module', '-e', RECEIVER], {});
+  const { port } = await firstJsonLine<{ port: number }>(child, 30_000);
+  return { ...child, url: `http://127.0.0.1:${port}` };
+}
+
+/** Resident set size of a process in MiB, from /proc/<pid>/status (Linux); null elsewhere. */
+export function rssMiB(pid: number): number | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; max and all samples. */
+export class RssSampler {
+  private timer: NodeJS.Timeout | null = null;
+  readonly samples: number[] = [];
+  constructor(private readonly pid: number, private readonly everyMs = 100) {}
+  start(): this {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), this.everyMs);
+    return this;
+  }
+  sample(): number | null {
+    const value = rssMiB(this.pid);
+    if (value !== null) this.samples.push(value);
+    return value;
+  }
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+  get max(): number | null {
+    return this.samples.length ? Math.max(...this.samples) : null;
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (USER_HZ = 100); null elsewhere. */
+export function cpuMs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}

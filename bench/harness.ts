@@ -1,0 +1,146 @@
+/**
+ * `runBench(options)`: a fresh database, a bench business, Kassa as a child
+ * process, then each scenario in turn; returns the report. Every process and
+ * database it starts is stopped before it returns (or throws).
+ */
+import { cpus, totalmem } from 'node:os';
+import { connect } from '../db/client.js';
+import { createBusiness } from '../server/businesses/business-service.js';
+import { generateMasterKey, parseMasterKey } from '../server/security/secrets.js';
+import type { BenchContext, BenchOptions } from './context.js';
+import { Cleanup, openBenchDatabase, startFastifyConstant, startKassa, startReceiver } from './env.js';
+import type { Report, Row } from './report.js';
+import { callbacksScenario } from './scenarios/callbacks.js';
+import { checkoutScenario, loadPlaywright } from './scenarios/checkout.js';
+import { createScenario } from './scenarios/create.js';
+import { readScenario } from './scenarios/read.js';
+import { round } from './stats.js';
+
+export const SCENARIOS = ['create', 'read', 'checkout', 'callbacks'] as const;
+
+export const DEFAULT_OPTIONS: BenchOptions = {
+  durationS: 10,
+  warmupS: 2,
+  connections: 10,
+  poolSize: 10,
+  callbacks: 10_000,
+  workerConcurrency: 4,
+  checkoutRuns: 20,
+  requireBrowser: false,
+  only: [],
+  kassaNodeArgs: [],
+  log: () => {},
+};
+
+export type RunBenchOptions = Partial<BenchOptions> & {
+  /** Use this database as it is (the caller owns it). */
+  databaseUrl?: string;
+  /** Create (and drop) a fresh database on this server. Neither: embedded PostgreSQL in a temporary directory. */
+  adminUrl?: string;
+  /** Receives the run's Cleanup at once, so a signal handler can stop everything started so far. */
+  onCleanup?: (cleanup: Cleanup) => void;
+};
+
+export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
+  const { databaseUrl: _d, adminUrl: _a, onCleanup: _c, ...rest } = input;
+  const options: BenchOptions = { ...DEFAULT_OPTIONS, ...stripUndefined(rest) };
+  const cleanup = new Cleanup();
+  input.onCleanup?.(cleanup);
+  const notes: string[] = [];
+  try {
+    options.log('starting PostgreSQL and migrating');
+    const db = await openBenchDatabase(cleanup, {
+      ...(input.databaseUrl ? { databaseUrl: input.databaseUrl } : {}),
+      ...(input.adminUrl ? { adminUrl: input.adminUrl } : {}),
+    });
+    if (db.note) notes.push(db.note);
+    const database = connect(db.url, { max: options.poolSize });
+    cleanup.add('bench pool', () => database.close());
+    const masterKeyHex = generateMasterKey();
+    const created = await createBusiness(database.db, parseMasterKey(masterKeyHex), { name: 'Bench shop' });
+    const business = { businessId: created.business.id, apiKey: created.apiKey, apiSecret: created.apiSecret };
+
+    const once = <T>(start: () => Promise<T>) => {
+      let started: Promise<T> | null = null;
+      const get = () => (started ??= start());
+      get.started = () => started !== null;
+      return get;
+    };
+    const kassa = once(() => {
+      options.log('starting Kassa (node --import tsx server/main.ts)');
+      return startKassa(cleanup, db.url, { KASSA_MASTER_KEY: masterKeyHex }, { nodeArgs: options.kassaNodeArgs });
+    });
+    const ctx: BenchContext = {
+      options,
+      cleanup,
+      db,
+      database,
+      masterKeyHex,
+      business,
+      notes,
+      kassa,
+      fastify: once(() => startFastifyConstant(cleanup)),
+      receiver: once(() => startReceiver(cleanup)),
+    };
+
+    const selected = (name: string) => options.only.length === 0 || options.only.includes(name);
+    // Start the processes (and load the browser driver) the selected scenarios need, side by side,
+    // before anything is measured: idle helper processes do not disturb the measurements.
+    const needsKassa = ['create', 'read', 'checkout'].some(selected);
+    await Promise.all([
+      needsKassa ? kassa() : null,
+      selected('create') ? ctx.fastify() : null,
+      selected('callbacks') ? ctx.receiver() : null,
+      selected('checkout') ? loadPlaywright() : null,
+    ]);
+    const rows: Row[] = [];
+    // The Kassa child (server + its worker) serves scenarios 1, 2 and 4; it is stopped before
+    // scenario 3 so that only the measured worker takes the callback jobs.
+    if (selected('create')) rows.push(...(await step(options, 'create', () => createScenario(ctx))));
+    if (selected('read')) rows.push(...(await step(options, 'read', () => readScenario(ctx))));
+    if (selected('checkout')) rows.push(...(await step(options, 'checkout', () => checkoutScenario(ctx))));
+    if (kassa.started()) await (await kassa()).stop();
+    if (selected('callbacks')) rows.push(...(await step(options, 'callbacks', () => callbacksScenario(ctx))));
+    rows.sort((a, b) => a.scenario.localeCompare(b.scenario));
+
+    notes.push(
+      `Load generator (autocannon, in the bench process), Kassa (a child process) and PostgreSQL share the same ${cpus().length} CPUs; ` +
+        'each limit is measured the same way in the same run, so the ratios are the comparable part.',
+    );
+    return {
+      generatedAt: new Date().toISOString(),
+      machine: {
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+        memoryGiB: round(totalmem() / 2 ** 30, 1) ?? 0,
+        node: process.versions.node,
+        postgres: db.postgresVersion,
+      },
+      options: {
+        durationS: options.durationS,
+        connections: options.connections,
+        poolSize: options.poolSize,
+        callbacks: options.callbacks,
+        workerConcurrency: options.workerConcurrency,
+        checkoutRuns: options.checkoutRuns,
+      },
+      scenarios: rows,
+      notes,
+    };
+  } finally {
+    options.log('stopping everything started');
+    await cleanup.runAll(options.log);
+  }
+}
+
+async function step(options: BenchOptions, name: string, run: () => Promise<Row[]>): Promise<Row[]> {
+  const started = performance.now();
+  options.log(`scenario ${name}`);
+  const rows = await run();
+  options.log(`scenario ${name} done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return rows;
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,147 @@
+/**
+ * Load generators: autocannon (as a library) for HTTP, and a closed loop of
+ * `connections` concurrent callers for a database operation. Both report the
+ * same shape: completed operations per second, latency percentiles from
+ * every single response (not autocannon's histogram, which has no p95 and,
+ * with a fixed rate, adds a synthetic 1 ms-interval correction), errors.
+ */
+import autocannon from 'autocannon';
+import { Pool } from 'undici';
+import { percentiles, sleep, type Percentiles } from './stats.js';
+
+export type LoadResult = Percentiles & {
+  /** Completed operations (2xx for HTTP) per second. */
+  rps: number;
+  ok: number;
+  /** Non-2xx answers plus socket errors and timeouts. */
+  errors: number;
+  durationS: number;
+  statusCodes: Record<string, number>;
+};
+
+export type HttpLoad = {
+  url: string;
+  method: 'GET' | 'POST';
+  path: string;
+  connections: number;
+  durationS: number;
+  /** Total requests per second over all connections (autocannon `overallRate`); unlimited when absent. */
+  overallRate?: number;
+  /** Builds the body and headers of every request (unique ids, a fresh signature). */
+  build: () => { body?: string; headers: Record<string, string> };
+};
+
+export function runAutocannon(load: HttpLoad): Promise<LoadResult> {
+  const latencies: number[] = [];
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: load.url,
+        connections: load.overallRate ? Math.max(1, Math.min(load.connections, Math.floor(load.overallRate))) : load.connections,
+        duration: load.durationS,
+        // autocannon gives each connection its share of the rate; a share of 0 would mean unlimited.
+        ...(load.overallRate ? { overallRate: load.overallRate, ignoreCoordinatedOmission: true } : {}),
+        timeout: 10,
+        requests: [
+          {
+            method: load.method,
+            path: load.path,
+            setupRequest: (request) => {
+              const { body, headers } = load.build();
+              return { ...request, method: load.method, path: load.path, headers: { ...request.headers, ...headers }, ...(body !== undefined ? { body } : {}) };
+            },
+          },
+        ],
+      },
+      (error, result) => {
+        if (error) return reject(error as Error);
+        const codes: Record<string, number> = {};
+        for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) codes[code] = stat.count ?? 0;
+        const ok = result['2xx'];
+        resolve({
+          rps: ok / result.duration,
+          ok,
+          errors: result.non2xx + result.errors,
+          durationS: result.duration,
+          statusCodes: codes,
+          ...percentiles(latencies),
+        });
+      },
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    });
+  });
+}
+
+/** `connections` concurrent loops calling `operation` for `durationS`. */
+export async function runClosedLoop(operation: (i: number) => Promise<unknown>, connections: number, durationS: number): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let ok = 0;
+  let errors = 0;
+  let counter = 0;
+  const started = performance.now();
+  const end = started + durationS * 1000;
+  const loop = async () => {
+    while (performance.now() < end) {
+      const t = performance.now();
+      try {
+        await operation(counter++);
+        latencies.push(performance.now() - t);
+        ok++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, loop));
+  const elapsed = (performance.now() - started) / 1000;
+  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes: {}, ...percentiles(latencies) };
+}
+
+/**
+ * Open-loop load at a steady `rate` (requests evenly spaced, 1/rate apart) over
+ * a keep-alive pool of `connections` sockets (undici). Latency counts from the
+ * moment each request was due, so a request that waits for a free socket is
+ * charged for the wait (no coordinated omission).
+ */
+export async function runPaced(load: Omit<HttpLoad, 'overallRate'> & { rate: number }): Promise<LoadResult> {
+  const pool = new Pool(load.url, { connections: load.connections, pipelining: 1 });
+  const latencies: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  let ok = 0;
+  let errors = 0;
+  const interval = 1000 / load.rate;
+  const started = performance.now();
+  const end = started + load.durationS * 1000;
+  const inFlight = new Set<Promise<void>>();
+  try {
+    for (let i = 0; ; i++) {
+      const due = started + i * interval;
+      if (due >= end) break;
+      const wait = due - performance.now();
+      if (wait > 1) await sleep(wait);
+      const { body, headers } = load.build();
+      const request = pool
+        .request({ method: load.method, path: load.path, headers, ...(body !== undefined ? { body } : {}) })
+        .then(async (res) => {
+          await res.body.dump();
+          statusCodes[res.statusCode] = (statusCodes[res.statusCode] ?? 0) + 1;
+          if (res.statusCode >= 200 && res.statusCode < 300) {
+            ok++;
+            latencies.push(performance.now() - due);
+          } else errors++;
+        })
+        .catch(() => {
+          errors++;
+        });
+      inFlight.add(request);
+      void request.finally(() => inFlight.delete(request));
+    }
+    await Promise.all(inFlight);
+  } finally {
+    await pool.close();
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes, ...percentiles(latencies) };
+}

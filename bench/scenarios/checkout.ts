@@ -1,0 +1,178 @@
+/**
+ * Scenario 4. The widget's gzip size (level 9, as served), and in Chromium
+ * (playwright-core, when both are there): the time from navigation to the
+ * deposit address being visible in the hosted checkout page, and the push
+ * latency from a simulated deposit (the signed test-helper request being
+ * sent) to the page showing it. Both moments are taken inside the page on
+ * every animation frame (`[part="address"] .value` and
+ * `[part="deposits"] li` in the open shadow root of `<crypto-checkout>`),
+ * so they are paint-accurate rather than bounded by Playwright's polling.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { createCryptoPayment, simulateDepositOverHttp, type BenchContext } from '../context.js';
+import { ROOT } from '../env.js';
+import { makeRow, type Row } from '../report.js';
+import { epochMs, percentiles, quantile, type Percentiles } from '../stats.js';
+
+const S = '4 checkout';
+export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM_FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+const ADDRESS = 'crypto-checkout [part="address"] .value';
+const DEPOSIT = 'crypto-checkout [part="deposits"] li';
+
+/**
+ * Runs in the page before its scripts: records when the address and the first
+ * deposit are first painted, and when the live-updates EventSource was opened
+ * and received each message (for the breakdown in the notes).
+ */
+const WATCH = `(() => {
+  const state = (window.__kassaBench = { origin: performance.timeOrigin, addressAt: null, depositAt: null, sseOpenedAt: null, messages: [] });
+  const Native = window.EventSource;
+  if (Native) {
+    window.EventSource = class extends Native {
+      constructor(...args) {
+        super(...args);
+        state.sseOpenedAt ??= performance.now();
+        this.addEventListener('message', () => state.messages.push(performance.now()));
+      }
+    };
+  }
+  const shown = (el) => !!el && el.textContent.trim() !== '' && el.getClientRects().length > 0;
+  const tick = () => {
+    const root = document.querySelector('crypto-checkout')?.shadowRoot;
+    if (root) {
+      if (state.addressAt === null && shown(root.querySelector('[part="address"] .value'))) state.addressAt = performance.now();
+      if (state.depositAt === null && shown(root.querySelector('[part="deposits"] li'))) state.depositAt = performance.now();
+    }
+    if (state.depositAt === null) requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})();`;
+
+type Playwright = typeof import('playwright-core');
+let playwrightModule: Promise<Playwright | null> | null = null;
+
+/** playwright-core, imported once (it takes a second); null when it is not installed. */
+export function loadPlaywright(): Promise<Playwright | null> {
+  playwrightModule ??= import('playwright-core').catch(() => null);
+  return playwrightModule;
+}
+
+type PageState = { origin: number; addressAt: number | null; depositAt: number | null; sseOpenedAt: number | null; messages: number[] };
+
+/** Milestones of one page load, in ms from navigation start. */
+type Breakdown = { document: number | null; widget: number | null; get: number | null; sseOpened: number | null; firstMessage: number | null; address: number };
+/** Milestones of one push, in ms from the simulated deposit being sent. */
+type PushBreakdown = { simulateAnswered: number; message: number | null; painted: number };
+
+const LOAD_MILESTONES = () => {
+  const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
+  const widget = performance.getEntriesByType('resource').find((e) => e.name.includes('/widget/crypto-checkout.js')) as PerformanceResourceTiming | undefined;
+  const get = performance.getEntriesByType('resource').find((e) => e.name.includes('/checkout/api/get')) as PerformanceResourceTiming | undefined;
+  return { document: nav ? nav.responseEnd : null, widget: widget ? widget.responseEnd : null, get: get ? get.responseEnd : null };
+};
+
+export type BrowserTimings = { address: Percentiles; push: Percentiles; runs: number; loads: Breakdown[]; pushes: PushBreakdown[] };
+
+async function measureInBrowser(ctx: BenchContext): Promise<BrowserTimings | string> {
+  if (!existsSync(CHROMIUM)) return `${CHROMIUM} is absent: browser timings not measured`;
+  const playwright = await loadPlaywright();
+  if (!playwright) return 'playwright-core is not installed: browser timings not measured';
+  const kassa = await ctx.kassa();
+  const launched = performance.now();
+  const browser = await playwright.chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  const closeBrowser = ctx.cleanup.add('Chromium', () => browser.close());
+  ctx.options.log(`  checkout: Chromium started in ${Math.round(performance.now() - launched)} ms`);
+  const address: number[] = [];
+  const push: number[] = [];
+  const loads: Breakdown[] = [];
+  const pushes: PushBreakdown[] = [];
+  try {
+    for (let i = 0; i < ctx.options.checkoutRuns; i++) {
+      const payment = await createCryptoPayment(kassa.url, ctx.business, `bench-checkout-${Date.now()}-${i}`);
+      // A fresh context per run: a first visit, nothing cached.
+      const context = await browser.newContext();
+      try {
+        await context.addInitScript(WATCH);
+        const page = await context.newPage();
+        const navigated = epochMs();
+        await page.goto(payment.paymentUrl, { waitUntil: 'commit' });
+        await page.locator(ADDRESS).first().waitFor({ state: 'visible', timeout: 20_000 });
+        const seenByBench = epochMs();
+        // Push latency needs the live subscription in place: wait for its first view.
+        await page
+          .waitForFunction(() => (window as unknown as { __kassaBench: PageState }).__kassaBench.messages.length > 0, undefined, { timeout: 10_000 })
+          .catch(() => {});
+        let state = await page.evaluate(() => (window as unknown as { __kassaBench: PageState }).__kassaBench);
+        const milestones = await page.evaluate(LOAD_MILESTONES);
+        const addressMs = state.addressAt ?? seenByBench - navigated;
+        address.push(addressMs);
+        loads.push({ ...milestones, sseOpened: state.sseOpenedAt, firstMessage: state.messages[0] ?? null, address: addressMs });
+        const messagesBefore = state.messages.length;
+
+        const sent = epochMs();
+        await simulateDepositOverHttp(kassa.url, ctx.business, payment.paymentId);
+        const answered = epochMs();
+        await page.locator(DEPOSIT).first().waitFor({ state: 'visible', timeout: 20_000 });
+        const depositSeenByBench = epochMs();
+        state = await page.evaluate(() => (window as unknown as { __kassaBench: PageState }).__kassaBench);
+        const inPage = state.depositAt === null ? null : state.origin + state.depositAt - sent;
+        const pushMs = inPage !== null && inPage >= 0 ? inPage : depositSeenByBench - sent;
+        push.push(pushMs);
+        const message = state.messages[messagesBefore];
+        pushes.push({ simulateAnswered: answered - sent, message: message === undefined ? null : state.origin + message - sent, painted: pushMs });
+        ctx.options.log(`  checkout: run ${i + 1}: address visible after ${Math.round(address.at(-1)!)} ms, deposit shown ${Math.round(push.at(-1)!)} ms after it was sent`);
+      } finally {
+        await context.close();
+      }
+    }
+  } finally {
+    await closeBrowser();
+  }
+  return { address: percentiles(address), push: percentiles(push), runs: address.length, loads, pushes };
+}
+
+export async function checkoutScenario(ctx: BenchContext): Promise<Row[]> {
+  const file = join(ROOT, 'dist/widget/crypto-checkout.js');
+  let gzipKiB: number | null = null;
+  let sizeNote: string | undefined;
+  if (existsSync(file)) {
+    const raw = readFileSync(file);
+    const gz = gzipSync(raw, { level: 9 }).length;
+    gzipKiB = gz / 1024;
+    sizeNote = `${gz} bytes gzip -9 (${raw.length} bytes raw); language chunks load separately`;
+  } else {
+    sizeNote = 'dist/widget/crypto-checkout.js is missing: run npm run build:widget';
+  }
+
+  ctx.options.log(`  checkout: ${ctx.options.checkoutRuns} page loads in Chromium`);
+  const timings = await measureInBrowser(ctx);
+  if (typeof timings === 'string' && ctx.options.requireBrowser) throw new Error(`KASSA_REQUIRE_BROWSER=1 but ${timings}`);
+  const t = typeof timings === 'string' ? null : timings;
+  const note = typeof timings === 'string' ? timings : undefined;
+  const runs = t ? `over ${t.runs} page loads` : 'not measured';
+  const med = (values: (number | null)[]) => {
+    const v = quantile(values.filter((x): x is number => x !== null), 0.5);
+    return v === null ? '?' : String(Math.round(v));
+  };
+  const loadNote = t
+    ? `medians from navigation start: document received ${med(t.loads.map((l) => l.document))} ms, widget module received ${med(t.loads.map((l) => l.widget))} ms, checkout get answered ${med(t.loads.map((l) => l.get))} ms, ` +
+      `live-updates EventSource opened ${med(t.loads.map((l) => l.sseOpened))} ms, its first view received ${med(t.loads.map((l) => l.firstMessage))} ms, address painted ${med(t.loads.map((l) => l.address))} ms ` +
+      '(a fresh browser context per load: nothing cached)'
+    : note;
+  const pushNote = t
+    ? `medians from sending the simulated deposit: test-helper answered ${med(t.pushes.map((p) => p.simulateAnswered))} ms (the deposit is ingested before it answers), ` +
+      `view pushed to the page ${med(t.pushes.map((p) => p.message))} ms, painted ${med(t.pushes.map((p) => p.painted))} ms`
+    : undefined;
+  return [
+    makeRow({ scenario: S, name: 'widget size', metric: 'crypto-checkout.js, gzip level 9', unit: 'KiB', kassa: gzipKiB, digits: 2, target: { of: 'kassa', op: '<=', value: 25 }, ...(sizeNote ? { note: sizeNote } : {}) }),
+    makeRow({ scenario: S, name: 'address visible p50', metric: `navigation → deposit address painted, ${runs}`, unit: 'ms', kassa: t?.address.p50, digits: 0, target: { of: 'kassa', op: '<=', value: 300 }, ...(loadNote ? { note: loadNote } : {}) }),
+    makeRow({ scenario: S, name: 'address visible p95', metric: `navigation → deposit address painted, ${runs}`, unit: 'ms', kassa: t?.address.p95, digits: 0, target: { of: 'kassa', op: '<=', value: 300 } }),
+    makeRow({ scenario: S, name: 'deposit push p50', metric: `simulated deposit sent → shown in the page, ${runs}`, unit: 'ms', kassa: t?.push.p50, digits: 0, target: { of: 'kassa', op: '<=', value: 500 }, ...(pushNote ? { note: pushNote } : {}) }),
+    makeRow({ scenario: S, name: 'deposit push p95', metric: `simulated deposit sent → shown in the page, ${runs}`, unit: 'ms', kassa: t?.push.p95, digits: 0, target: { of: 'kassa', op: '<=', value: 500 } }),
+  ];
+}

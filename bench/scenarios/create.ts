@@ -1,0 +1,123 @@
+/**
+ * Scenarios 1 and 5. Signed `POST /v1/payments` under autocannon (a new
+ * clientPaymentId and signature per request), against
+ *  (a) the raw PostgreSQL rate of one single-row INSERT (autocommit: insert
+ *      + commit in one round trip) per operation, through postgres.js with
+ *      the same pool size and concurrency, and
+ *  (b) a bare Fastify route answering a constant (the framework ceiling),
+ * then the latency at half the maximum rate. The Kassa child's RSS is
+ * sampled idle and every 100 ms while it is under load.
+ */
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { authorizationHeader } from '../../server/http/signature.js';
+import type { BenchContext } from '../context.js';
+import { cpuMs, RssSampler } from '../env.js';
+import { runAutocannon, runClosedLoop, runPaced, type LoadResult } from '../load.js';
+import { makeRow, type Row } from '../report.js';
+import { quantile, sleep } from '../stats.js';
+
+const S = '1 create';
+const M = '5 memory';
+
+export async function createScenario(ctx: BenchContext): Promise<Row[]> {
+  const { options, business } = ctx;
+  const kassa = await ctx.kassa();
+  const runId = randomBytes(4).toString('hex');
+  let n = 0;
+  const build = () => {
+    const body = JSON.stringify({
+      clientPaymentId: `bench-${runId}-${++n}`,
+      businessId: business.businessId,
+      locale: 'en-US',
+      displayCurrency: 'EUR',
+      displayAmount: '25.00',
+    });
+    const authorization = authorizationHeader(business.apiKey, business.apiSecret, { method: 'POST', path: '/v1/payments', body });
+    return { body, headers: { 'content-type': 'application/json', authorization } };
+  };
+  const load = (url: string, overallRate?: number) =>
+    runAutocannon({ url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: options.durationS, build, ...(overallRate ? { overallRate } : {}) });
+
+  // Idle: after start, before any request.
+  const idleSampler = new RssSampler(kassa.pid);
+  for (let i = 0; i < 10; i++) {
+    idleSampler.sample();
+    await sleep(options.durationS >= 5 ? 100 : 30);
+  }
+  const idle = quantile(idleSampler.samples, 0.5);
+
+  const peak = new RssSampler(kassa.pid, 100).start();
+  let max: LoadResult;
+  let half: LoadResult;
+  let paced: LoadResult;
+  let halfRate: number;
+  let kassaCpu: number | null = null;
+  try {
+    if (options.warmupS > 0) {
+      options.log(`  create: warm-up ${options.warmupS} s`);
+      await runAutocannon({ url: kassa.url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: options.warmupS, build });
+    }
+    options.log(`  create: Kassa at full speed, ${options.durationS} s`);
+    const cpu0 = cpuMs(kassa.pid);
+    max = await load(kassa.url);
+    const cpu1 = cpuMs(kassa.pid);
+    kassaCpu = cpu0 !== null && cpu1 !== null && max.ok ? (cpu1 - cpu0) / max.ok : null;
+    halfRate = Math.max(1, Math.floor(max.rps / 2));
+    options.log(`  create: Kassa at half that rate (${halfRate} req/s, autocannon overallRate), ${options.durationS} s`);
+    half = await load(kassa.url, halfRate);
+    options.log(`  create: Kassa at half that rate (${halfRate} req/s, evenly paced), ${options.durationS} s`);
+    paced = await runPaced({ url: kassa.url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: options.durationS, rate: halfRate, build });
+  } finally {
+    peak.stop();
+  }
+
+  options.log(`  create: raw INSERT + COMMIT through postgres.js, ${options.durationS} s`);
+  const raw = postgres(ctx.db.url, { max: options.poolSize, onnotice: () => {} });
+  let insert: LoadResult;
+  try {
+    await raw`create table if not exists bench_raw_insert (
+      id uuid primary key default gen_random_uuid(),
+      client_id text not null unique,
+      amount numeric not null,
+      created_at timestamptz not null default now())`;
+    insert = await runClosedLoop((i) => raw`insert into bench_raw_insert (client_id, amount) values (${`${runId}-${i}`}, ${'25.00'})`, options.connections, options.durationS);
+  } finally {
+    await raw.end({ timeout: 5 });
+  }
+
+  options.log(`  create: bare Fastify constant route, ${options.durationS} s`);
+  const fastify = await ctx.fastify();
+  let framework: LoadResult;
+  let fastifyCpu: number | null = null;
+  try {
+    const cpu0 = cpuMs(fastify.pid);
+    framework = await load(fastify.url);
+    const cpu1 = cpuMs(fastify.pid);
+    fastifyCpu = cpu0 !== null && cpu1 !== null && framework.ok ? (cpu1 - cpu0) / framework.ok : null;
+  } finally {
+    await fastify.stop();
+  }
+
+  const conc = `${options.connections} connections`;
+  return [
+    makeRow({ scenario: S, name: 'create payment vs raw INSERT+COMMIT', metric: `requests/s, ${conc}`, unit: 'req/s', kassa: max.rps, limit: insert.rps, target: { of: 'ratio', op: '>=', value: 0.5 }, digits: 0,
+      note: `limit: one single-row INSERT (autocommit) per operation, postgres.js pool ${options.poolSize}, ${options.connections} concurrent callers` }),
+    makeRow({ scenario: S, name: 'create payment vs bare Fastify', metric: `requests/s, ${conc}`, unit: 'req/s', kassa: max.rps, limit: framework.rps, digits: 0 }),
+    makeRow({ scenario: S, name: 'create CPU per request vs bare Fastify', metric: 'server process CPU (user+sys) / 2xx, at max rate', unit: 'ms', kassa: kassaCpu, limit: fastifyCpu, digits: 3 }),
+    makeRow({ scenario: S, name: 'create latency p50 at max rate', metric: 'p50 latency (limit: raw insert)', unit: 'ms', kassa: max.p50, limit: insert.p50, digits: 2 }),
+    makeRow({ scenario: S, name: 'create latency p95 at max rate', metric: 'p95 latency (limit: raw insert)', unit: 'ms', kassa: max.p95, limit: insert.p95, digits: 2 }),
+    makeRow({ scenario: S, name: 'create latency p99 at max rate', metric: 'p99 latency (limit: raw insert)', unit: 'ms', kassa: max.p99, limit: insert.p99, digits: 2 }),
+    makeRow({ scenario: S, name: 'create errors at max rate', metric: 'non-2xx + socket errors', unit: 'count', kassa: max.errors, limit: null, digits: 0,
+      ...(max.errors ? { note: `status codes ${JSON.stringify(max.statusCodes)}` } : {}) }),
+    makeRow({ scenario: S, name: 'create latency p50 at half the max rate, paced', metric: 'p50 latency, evenly spaced arrivals', unit: 'ms', kassa: paced.p50, digits: 2,
+      note: `half rate = ${halfRate} req/s, one request every ${(1000 / halfRate).toFixed(1)} ms over a pool of ${options.connections} keep-alive connections, latency from the moment each was due; achieved ${Math.round(paced.rps)} req/s, ${paced.errors} errors` }),
+    makeRow({ scenario: S, name: 'create latency p95 at half the max rate, paced', metric: 'p95 latency, evenly spaced arrivals', unit: 'ms', kassa: paced.p95, digits: 2 }),
+    makeRow({ scenario: S, name: 'create latency p99 at half the max rate, paced', metric: 'p99 latency, evenly spaced arrivals', unit: 'ms', kassa: paced.p99, digits: 2, target: { of: 'kassa', op: '<=', value: 25 } }),
+    makeRow({ scenario: S, name: 'create latency p50 at half the max rate, autocannon', metric: 'p50 latency, autocannon overallRate', unit: 'ms', kassa: half.p50, digits: 2,
+      note: `autocannon overallRate ${halfRate} over ${Math.min(options.connections, halfRate)} connections: each connection sends its per-second share back to back at every second tick, so arrivals come in bursts; achieved ${Math.round(half.rps)} req/s, ${half.errors} errors` }),
+    makeRow({ scenario: S, name: 'create latency p99 at half the max rate, autocannon', metric: 'p99 latency, autocannon overallRate', unit: 'ms', kassa: half.p99, digits: 2, target: { of: 'kassa', op: '<=', value: 25 } }),
+    makeRow({ scenario: M, name: 'Kassa server RSS idle (child process, server + worker)', metric: 'RSS before any request', unit: 'MiB', kassa: idle, target: { of: 'kassa', op: '<=', value: 150 } }),
+    makeRow({ scenario: M, name: 'Kassa server RSS peak during create (child process)', metric: 'max RSS, sampled every 100 ms', unit: 'MiB', kassa: peak.max, target: { of: 'kassa', op: '<=', value: 300 } }),
+  ];
+}

@@ -1,0 +1,52 @@
+/**
+ * Scenario 2. Signed `GET /v1/payments/:id` of a payment with three
+ * deposits, against the raw rate of one primary-key SELECT of that payment
+ * through postgres.js (same pool size, same concurrency).
+ */
+import postgres from 'postgres';
+import { authorizationHeader } from '../../server/http/signature.js';
+import { createCryptoPayment, simulateDepositOverHttp, type BenchContext } from '../context.js';
+import { cpuMs } from '../env.js';
+import { runAutocannon, runClosedLoop } from '../load.js';
+import { makeRow, type Row } from '../report.js';
+
+const S = '2 read';
+
+export async function readScenario(ctx: BenchContext): Promise<Row[]> {
+  const { options, business } = ctx;
+  const kassa = await ctx.kassa();
+  const { paymentId } = await createCryptoPayment(kassa.url, business, `bench-read-${Date.now()}`);
+  for (const amount of ['0.0003', '0.0004', '0.0005']) await simulateDepositOverHttp(kassa.url, business, paymentId, amount);
+  const path = `/v1/payments/${paymentId}`;
+
+  options.log(`  read: Kassa GET ${path}, ${options.durationS} s`);
+  const cpu0 = cpuMs(kassa.pid);
+  const read = await runAutocannon({
+    url: kassa.url,
+    method: 'GET',
+    path,
+    connections: options.connections,
+    durationS: options.durationS,
+    build: () => ({ headers: { authorization: authorizationHeader(business.apiKey, business.apiSecret, { method: 'GET', path }) } }),
+  });
+
+  const cpu1 = cpuMs(kassa.pid);
+  const cpuPerRead = cpu0 !== null && cpu1 !== null && read.ok ? (cpu1 - cpu0) / read.ok : null;
+
+  options.log(`  read: raw primary-key SELECT through postgres.js, ${options.durationS} s`);
+  const raw = postgres(ctx.db.url, { max: options.poolSize, onnotice: () => {} });
+  let select;
+  try {
+    select = await runClosedLoop(() => raw`select * from payments where id = ${paymentId}`, options.connections, options.durationS);
+  } finally {
+    await raw.end({ timeout: 5 });
+  }
+
+  return [
+    makeRow({ scenario: S, name: 'read payment (3 deposits) vs raw PK SELECT', metric: `requests/s, ${options.connections} connections`, unit: 'req/s', kassa: read.rps, limit: select.rps, digits: 0,
+      note: `${read.errors} errors; limit: one SELECT * FROM payments WHERE id = $1 per operation, pool ${options.poolSize}` }),
+    makeRow({ scenario: S, name: 'read CPU per request', metric: 'server process CPU (user+sys) / 2xx', unit: 'ms', kassa: cpuPerRead, digits: 3 }),
+    makeRow({ scenario: S, name: 'read latency p50', metric: 'p50 latency (limit: raw select)', unit: 'ms', kassa: read.p50, limit: select.p50, digits: 2 }),
+    makeRow({ scenario: S, name: 'read latency p99', metric: 'p99 latency (limit: raw select)', unit: 'ms', kassa: read.p99, limit: select.p99, digits: 2 }),
+  ];
+}

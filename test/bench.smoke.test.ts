@@ -1,0 +1,94 @@
+/**
+ * Keeps `npm run bench` working: every scenario for about a second on a
+ * fresh database of the test server, then the report's structure. Speed is
+ * never asserted. Without /usr/bin/chromium the browser timings are null
+ * (KASSA_REQUIRE_BROWSER=1 makes them mandatory).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBench } from '../bench/harness.js';
+import { README_END, README_START, renderMarkdown, replaceReadmeSection, type Report } from '../bench/report.js';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+
+const requireBrowser = process.env.KASSA_REQUIRE_BROWSER === '1';
+let db: TestDatabase;
+let report: Report;
+let elapsedS: number;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const started = performance.now();
+  // KASSA_BENCH_LOG=1 shows the progress of each phase.
+  const log = process.env.KASSA_BENCH_LOG === '1' ? (m: string) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1)} s] ${m}\n`) : undefined;
+  report = await runBench({ databaseUrl: db.url, durationS: 1, warmupS: 0, callbacks: 50, checkoutRuns: 1, requireBrowser, ...(log ? { log } : {}) });
+  elapsedS = (performance.now() - started) / 1000;
+}, 120_000);
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+const isNumberOrNull = (v: unknown) => v === null || (typeof v === 'number' && Number.isFinite(v));
+
+describe('npm run bench (smoke)', () => {
+  it('describes the machine', () => {
+    const m = report.machine;
+    expect(m.cpus).toBeGreaterThan(0);
+    expect(typeof m.cpuModel).toBe('string');
+    expect(m.memoryGiB).toBeGreaterThan(0);
+    expect(m.node).toBe(process.versions.node);
+    expect(m.postgres).toMatch(/^\d+/);
+    expect(elapsedS).toBeGreaterThan(0);
+  });
+
+  it('has every scenario, each row with the six fields, finite numbers and ratio = kassa / limit', () => {
+    const scenarios = new Set(report.scenarios.map((r) => r.scenario.split(' ')[0]));
+    expect([...scenarios].sort()).toEqual(['1', '2', '3', '4', '5']);
+    for (const row of report.scenarios) {
+      for (const field of ['name', 'metric', 'unit', 'kassa', 'limit', 'ratio'] as const) expect(row, `${row.name}: ${field}`).toHaveProperty(field);
+      expect(typeof row.name).toBe('string');
+      expect(typeof row.metric).toBe('string');
+      expect(typeof row.unit).toBe('string');
+      for (const field of ['kassa', 'limit', 'ratio'] as const) expect(isNumberOrNull(row[field]), `${row.name}: ${field} = ${row[field]}`).toBe(true);
+      if (row.kassa !== null && row.limit !== null && row.limit !== 0) {
+        expect(row.ratio, row.name).not.toBeNull();
+        expect(Math.abs(row.ratio! - row.kassa / row.limit), row.name).toBeLessThanOrEqual(0.0005 + 1e-9);
+      } else {
+        expect(row.ratio, row.name).toBeNull();
+      }
+      expect(row).toHaveProperty('target');
+      if (row.target) {
+        expect(['kassa', 'ratio']).toContain(row.target.of);
+        expect(['<=', '>=']).toContain(row.target.op);
+        expect(Number.isFinite(row.target.value)).toBe(true);
+      }
+    }
+  });
+
+  it('measures Kassa in every server scenario (a number, not null)', () => {
+    const value = (name: string) => report.scenarios.find((r) => r.name === name)?.kassa;
+    expect(value('create payment vs raw INSERT+COMMIT')).toEqual(expect.any(Number));
+    expect(value('read payment (3 deposits) vs raw PK SELECT')).toEqual(expect.any(Number));
+    expect(value('callback drain vs graphile-worker no-op jobs')).toEqual(expect.any(Number));
+    if (existsSync(new URL('../dist/widget/crypto-checkout.js', import.meta.url))) expect(value('widget size')).toEqual(expect.any(Number));
+    expect(value('Kassa server RSS peak during create (child process)')).toEqual(expect.any(Number));
+  });
+
+  it('reports the browser timings when Chromium is there (mandatory with KASSA_REQUIRE_BROWSER=1)', () => {
+    const rows = report.scenarios.filter((r) => /^(address visible|deposit push)/.test(r.name));
+    expect(rows).toHaveLength(4);
+    const measured = rows.every((r) => typeof r.kassa === 'number');
+    if (requireBrowser) expect(measured).toBe(true);
+    if (!measured) expect(rows.every((r) => r.kassa === null)).toBe(true);
+  });
+
+  it('renders the summary and fits the README section', () => {
+    const table = renderMarkdown(JSON.parse(JSON.stringify(report)) as Report);
+    for (const row of report.scenarios) expect(table).toContain(row.name);
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readme).toContain(README_START);
+    const updated = replaceReadmeSection(readme, table);
+    expect(updated).toContain(table.trimEnd());
+    expect(updated.indexOf(README_END)).toBeGreaterThan(updated.indexOf(README_START));
+  });
+});
