@@ -4,7 +4,7 @@
  * real blockchain. Broadcasts confirm at once.
  */
 import { createHmac } from 'node:crypto';
-import type { Database } from '../../db/client.js';
+import { connect, type Database } from '../../db/client.js';
 import { sandboxTransactions } from '../../db/schema.js';
 import type { Network } from '../money/catalog.js';
 import type { Broadcast, BroadcastResult, ChainAdapter, DepositAddress } from './adapter.js';
@@ -27,10 +27,19 @@ export class SandboxChain implements ChainAdapter {
     return deriveDepositAddress(this.seed, network, index);
   }
 
+  /**
+   * Broadcasts are called inside the caller's transaction (which holds a pool
+   * connection); recording them on the same pool could wait for a connection
+   * that never frees. The simulated chain keeps its own small pool, as a real
+   * node would be its own connection.
+   */
+  private chainDb: Database | null = null;
+
   async broadcast(tx: Broadcast): Promise<BroadcastResult> {
     // The hash is a function of the idempotency id, so a retried broadcast is the same transaction.
     const txHash = sandboxTxHash(tx.network, tx.id);
-    await this.database.db
+    this.chainDb ??= connect(this.database.url, { max: 2 });
+    await this.chainDb.db
       .insert(sandboxTransactions)
       .values({
         network: tx.network,

@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { apiKeys } from '../../db/schema.js';
 import type { Deps } from '../deps.js';
-import { forbidden, unauthorized } from '../errors.js';
+import { forbidden, KassaError, unauthorized } from '../errors.js';
 import type { Scope } from '../money/catalog.js';
 import { decryptSecret, safeEqual } from '../security/secrets.js';
 import { MAX_CLOCK_SKEW_S, parseAuthorization, sign } from './signature.js';
@@ -29,7 +29,8 @@ export async function authenticate(deps: Deps, request: FastifyRequest): Promise
   try {
     return await verify(deps, request, parsed);
   } catch (error) {
-    await deps.limits.recordAuthFailure(request.ip, parsed?.apiKey ?? null);
+    // Only a refused credential counts: a database outage must not lock merchants out.
+    if (error instanceof KassaError && error.status === 401) await deps.limits.recordAuthFailure(request.ip, parsed?.apiKey ?? null);
     throw error;
   }
 }

@@ -70,6 +70,11 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
   if (error instanceof SyntaxError || (fastifyError.statusCode === 400 && fastifyError.message?.includes('JSON'))) {
     return { problem: problem(400, 'MALFORMED_JSON', 'The body is not valid JSON.'), headers: {} };
   }
+  // Text PostgreSQL cannot store (a NUL byte, invalid encoding) that a schema let through.
+  const sqlState = (fastifyError.cause as { code?: string } | undefined)?.code ?? fastifyError.code;
+  if (sqlState === '22021' || sqlState === '22P05') {
+    return { problem: problem(400, 'VALIDATION_FAILED', 'The request contains characters that cannot be stored.'), headers: {} };
+  }
   if (isDatabaseUnavailable(error) || isDatabaseUnavailable(fastifyError.cause)) {
     return { problem: problem(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.'), headers: { 'retry-after': '5' } };
   }
@@ -83,8 +88,22 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
 /** For Fastify's `frameworkErrors`: router errors (bad URL encoding, overlong segments) before any route runs. */
 export function frameworkErrors(error: FastifyError, _request: unknown, reply: FastifyReply): void {
   const { problem: p, headers } = toProblem(error);
-  void sendProblem(reply, p, headers);
+  // helmet's hooks have not run for a request the router refused: the same headers, set here.
+  void sendProblem(reply, p, { ...ERROR_SECURITY_HEADERS, ...headers });
 }
+
+/** helmet's defaults, for responses sent before its hooks run. */
+const ERROR_SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'referrer-policy': 'no-referrer',
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  'x-dns-prefetch-control': 'off',
+  'x-frame-options': 'SAMEORIGIN',
+  'x-permitted-cross-domain-policies': 'none',
+};
 
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {

@@ -10,7 +10,7 @@ import { CreatePaymentSchema } from './create-payment.schema.js';
 import { createPayment, getPayment, listPayments } from './payment-service.js';
 
 export const ListPaymentsQuerySchema = z.object({
-  clientPaymentId: z.string().min(1).max(255).optional(),
+  clientPaymentId: z.string().min(1).max(255).regex(/^[^\p{Cc}]+$/u, 'must not contain control characters').optional(),
   status: z.enum(PAYMENT_STATUSES).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().min(1).max(200).optional(),

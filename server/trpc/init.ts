@@ -15,6 +15,8 @@ const CODES: Record<number, TRPC_ERROR_CODE_KEY> = {
 };
 
 const t = initTRPC.context<Context>().create({
+  // Never put stack traces in answers, whatever NODE_ENV says.
+  isDev: false,
   // Keep checkout subscriptions alive through proxies, and let clients notice a dead stream.
   sse: { ping: { enabled: true, intervalMs: 15_000 }, client: { reconnectAfterInactivityMs: 40_000 } },
   errorFormatter({ shape, error }) {
@@ -26,7 +28,7 @@ const t = initTRPC.context<Context>().create({
         ...shape,
         code: TRPC_ERROR_CODES_BY_KEY[code],
         message: cause.message,
-        data: { ...shape.data, code, httpStatus: cause.status, kassaCode: cause.code, fieldErrors: undefined },
+        data: { code, httpStatus: cause.status, path: shape.data.path, kassaCode: cause.code, fieldErrors: undefined },
       };
     }
     return {

@@ -15,7 +15,7 @@ export const CreateWhitelistSchema = z.object({
   network: z.string().min(1).max(16),
   address: z.string().min(1).max(128),
   destinationTag: z.string().min(1).max(24).optional(),
-  label: z.string().max(200).optional(),
+  label: z.string().max(200).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters').optional(),
 });
 
 type Row = typeof whitelistedAddresses.$inferSelect;

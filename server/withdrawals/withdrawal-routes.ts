@@ -11,7 +11,7 @@ import { createWithdrawal, forceOutcome, getWithdrawal, listWithdrawals } from '
 
 export const ListWithdrawalsQuerySchema = z.object({
   status: z.enum(WITHDRAWAL_STATUSES).optional(),
-  clientWithdrawalId: z.string().min(1).max(255).optional(),
+  clientWithdrawalId: z.string().min(1).max(255).regex(/^[^\p{Cc}]+$/u, 'must not contain control characters').optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().min(1).max(200).optional(),
 });
