@@ -2,6 +2,7 @@
  * The composed internal router at /trpc. Internal tools import
  * `type AppRouter` and get end-to-end types with @trpc/client.
  */
+import { apiKeyRouter } from '../businesses/api-key-router.js';
 import { businessRouter } from '../businesses/business-router.js';
 import { balanceRouter, depositRouter } from '../payments/deposit-router.js';
 import { paymentRouter } from '../payments/payment-router.js';
@@ -10,6 +11,7 @@ import { router } from './init.js';
 
 export const appRouter = router({
   businesses: businessRouter,
+  apiKeys: apiKeyRouter,
   payments: paymentRouter,
   deposits: depositRouter,
   balances: balanceRouter,
