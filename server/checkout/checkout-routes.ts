@@ -22,6 +22,7 @@ import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { payments } from '../../db/schema.js';
 import type { Deps } from '../deps.js';
 import { problem, sendProblem } from '../http/problem.js';
+import { TOKEN_RE } from './checkout-service.js';
 import { localeLanguage } from '../payments/create-payment.schema.js';
 
 export const WIDGET_DIR = fileURLToPath(new URL('../../dist/widget/', import.meta.url));
@@ -114,7 +115,7 @@ export function checkoutRoutes(app: FastifyInstance, deps: Deps): void {
     { helmet: { frameguard: false, contentSecurityPolicy: false, crossOriginEmbedderPolicy: false } },
     async (request, reply) => {
       const { token } = request.params;
-      const row = /^[A-Za-z0-9_-]{22}$/.test(token)
+      const row = TOKEN_RE.test(token)
         ? await deps.database.db.query.payments.findFirst({ where: eq(payments.checkoutToken, token), columns: { locale: true } })
         : undefined;
       reply.header('content-security-policy', CHECKOUT_CSP).header('cache-control', 'no-store');

@@ -6,12 +6,10 @@
 import type { deposits, refunds } from '../../db/schema.js';
 import { Dec, formatAnyAmount } from '../money/decimal.js';
 import { DEPOSIT_AMOUNT_FIELDS } from './deposit-valuation.js';
-import { unixSeconds, type PaymentActuals } from './payment-record.js';
+import { percent, unixSeconds, type PaymentActuals } from './payment-record.js';
 
 export type DepositRow = typeof deposits.$inferSelect;
 export type RefundRow = typeof refunds.$inferSelect;
-
-const percent = (value: string) => (value.includes('.') ? value.replace(/\.?0+$/, '') : value);
 
 export function toRefundRecord(r: RefundRow): Record<string, unknown> {
   const record: Record<string, unknown> = {

@@ -60,7 +60,7 @@ export type PaymentActuals = {
 export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 /** Percentages print without trailing zeros: "50", "12.5". */
-const percent = (value: string) => (value.includes('.') ? value.replace(/\.?0+$/, '') : value);
+export const percent = (value: string) => (value.includes('.') ? value.replace(/\.?0+$/, '') : value);
 
 export function checkoutUrl(publicUrl: string, token: string): string {
   return `${publicUrl}/checkout/${token}`;

@@ -4,7 +4,8 @@
  * building live in pure modules beside them.
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { requestHash } from '../http/idempotency.js';
 import type { Queryable } from '../../db/client.js';
 import { depositAddressIndex, payments } from '../../db/schema.js';
 import { enqueue } from '../../jobs/enqueue.js';
@@ -28,12 +29,6 @@ import { loadDeposits } from './deposit-service.js';
 import { paymentActuals, toDepositRecord } from './deposit-record.js';
 
 export type Caller = { businessId: string; apiKey: string };
-
-/** Canonical JSON (sorted keys) of the validated request: equal bodies hash equal. */
-export function requestHash(input: CreatePaymentInput): string {
-  const sorted = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
-  return createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
-}
 
 /** Networks the business accepts for a currency (2024-08-06): all deposit networks unless narrowed. */
 export function businessAllows(business: Business, currency: string, network: string): boolean {
@@ -116,8 +111,7 @@ export async function createPayment(
     throw validationFailed([{ field: 'displayCurrency', message: 'required' }]);
   }
 
-  // UUIDs are case-insensitive: the same business in another case is the same request.
-  const hash = requestHash({ ...input, businessId: input.businessId.toLowerCase() });
+  const hash = requestHash(input);
   return db.transaction(async (tx) => {
     if (priced.network) Object.assign(priced, await assignAddress(tx, deps, priced.network as Network));
     const inserted = await tx

@@ -2,13 +2,11 @@
 import { and, desc, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { whitelistedAddresses } from '../../db/schema.js';
-import { validateAddress, validateDestinationTag } from '../chain/addresses.js';
 import type { Deps } from '../deps.js';
-import { conflict, notFound, unprocessable } from '../errors.js';
+import { conflict, notFound } from '../errors.js';
 import { UUID_RE } from '../http/validate.js';
-import type { Network } from '../money/catalog.js';
 import { unixSeconds } from '../payments/payment-record.js';
-import { checkWithdrawalPair } from './withdrawal-rules.js';
+import { assertDestination } from './withdrawal-rules.js';
 
 export const CreateWhitelistSchema = z.object({
   currency: z.string().min(1).max(16),
@@ -30,14 +28,7 @@ const toRecord = (r: Row) => ({
 });
 
 export async function addWhitelisted(deps: Deps, businessId: string, input: z.infer<typeof CreateWhitelistSchema>) {
-  const pair = checkWithdrawalPair(input.currency, input.network);
-  if (!pair.ok) throw unprocessable(pair.code, pair.message, [{ field: 'network', message: pair.message }]);
-  const valid = validateAddress(input.network as Network, input.address);
-  if (!valid.valid) throw unprocessable('INVALID_ADDRESS', `Not a valid ${input.network} address: ${valid.reason}`, [{ field: 'address', message: valid.reason }]);
-  if (input.destinationTag !== undefined) {
-    const tag = validateDestinationTag(input.network as Network, input.destinationTag);
-    if (!tag.valid) throw unprocessable('INVALID_DESTINATION_TAG', tag.reason, [{ field: 'destinationTag', message: tag.reason }]);
-  }
+  assertDestination(input, 'currency');
   const [row] = await deps.database.db
     .insert(whitelistedAddresses)
     .values({ businessId, ...input, destinationTag: input.destinationTag ?? '', createdAt: deps.now() })

@@ -4,6 +4,8 @@
  */
 import { NETWORK_FEES, WITHDRAWAL_NETWORKS, type CryptoCurrency, type Network } from '../money/catalog.js';
 import { Dec } from '../money/decimal.js';
+import { validateAddress, validateDestinationTag } from '../chain/addresses.js';
+import { unprocessable } from '../errors.js';
 
 export const WITHDRAWAL_STATUSES = ['PENDING_APPROVAL', 'PROCESSING', 'COMPLETED', 'FAILED', 'BLOCKED', 'REJECTED'] as const;
 export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
@@ -70,3 +72,26 @@ export function checkWithdrawalPair(currency: string, network: string): PairChec
   }
   return { ok: true };
 }
+
+/**
+ * Where funds may go: a withdrawal pair, a valid address for the network,
+ * a valid tag. Throws the 422 of the first broken rule, naming the field
+ * (`currencyField` is the request's name for the currency). Shared by
+ * withdrawals and the whitelist.
+ */
+export function assertDestination(
+  d: { currency: string; network: string; address: string; destinationTag?: string },
+  currencyField: string,
+): void {
+  const pair = checkWithdrawalPair(d.currency, d.network);
+  if (!pair.ok) throw rule(pair.code, pair.message, pair.code === 'CURRENCY_NOT_SUPPORTED' ? currencyField : 'network');
+  const address = validateAddress(d.network as Network, d.address);
+  if (!address.valid) throw rule('INVALID_ADDRESS', `Not a valid ${d.network} address: ${address.reason}`, 'address');
+  if (d.destinationTag !== undefined) {
+    const tag = validateDestinationTag(d.network as Network, d.destinationTag);
+    if (!tag.valid) throw rule('INVALID_DESTINATION_TAG', tag.reason, 'destinationTag');
+  }
+}
+
+/** A 422 whose one field error repeats the detail. */
+export const rule = (code: string, message: string, field: string) => unprocessable(code, message, [{ field, message }]);

@@ -4,17 +4,16 @@
  * with its callback — each a checked transition with an event row.
  */
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
-import { createHash } from 'node:crypto';
+import { requestHash } from '../http/idempotency.js';
 import type { Queryable } from '../../db/client.js';
 import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawalEvents, withdrawals } from '../../db/schema.js';
 import { enqueue } from '../../jobs/enqueue.js';
 import { getBusiness } from '../businesses/business-service.js';
 import { enqueueCallback } from '../callbacks/delivery-service.js';
 import { withdrawalCallbackBody, type CallbackStatus } from '../callbacks/withdrawal-callback-body.js';
-import { validateAddress, validateDestinationTag } from '../chain/addresses.js';
 import type { RiskAssessment } from '../compliance/aml.js';
 import type { Deps } from '../deps.js';
-import { conflict, forbidden, KassaError, notFound, unprocessable, validationFailed } from '../errors.js';
+import { conflict, forbidden, KassaError, notFound, validationFailed } from '../errors.js';
 import { UUID_RE } from '../http/validate.js';
 import { afterCursor, pageOf, parseCursor } from '../http/cursor.js';
 import { isInsufficientBalance, postEntries } from '../ledger/ledger.js';
@@ -26,15 +25,10 @@ import type { PricedCurrency } from '../money/rates.js';
 import { isStablecoin, valuationRate } from '../money/valuation.js';
 import type { CreateWithdrawalInput } from './create-withdrawal.schema.js';
 import {
-  APPROVAL_POLICIES, CALLBACK_STATUS, REFUNDING_OUTCOMES, WITHDRAWAL_MAX, WITHDRAWAL_TRANSITIONS, checkWithdrawalPair,
+  APPROVAL_POLICIES, CALLBACK_STATUS, REFUNDING_OUTCOMES, WITHDRAWAL_MAX, WITHDRAWAL_TRANSITIONS, assertDestination, rule,
   withdrawalMin, type ApprovalPolicy, type WithdrawalStatus,
 } from './withdrawal-rules.js';
 import { toWithdrawalRecord, type WithdrawalRecord, type WithdrawalRow } from './withdrawal-record.js';
-
-const hashOf = (input: CreateWithdrawalInput) =>
-  createHash('sha256')
-    .update(JSON.stringify(Object.entries({ ...input, businessId: input.businessId.toLowerCase() }).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b))))
-    .digest('hex');
 
 async function transition(tx: Queryable, w: { id: string; status: string }, to: WithdrawalStatus, reason: string, at: Date, data: Record<string, unknown> = {}) {
   const from = w.status as WithdrawalStatus;
@@ -51,7 +45,6 @@ async function transition(tx: Queryable, w: { id: string; status: string }, to: 
   w.status = to;
 }
 
-const rule = (code: string, message: string, field: string) => unprocessable(code, message, [{ field, message }]);
 
 export async function createWithdrawal(
   deps: Deps,
@@ -63,17 +56,9 @@ export async function createWithdrawal(
   }
   const db = deps.database.db;
   const business = await getBusiness(db, caller.businessId);
-  const pair = checkWithdrawalPair(input.withdrawCurrency, input.network);
-  if (!pair.ok) throw rule(pair.code, pair.message, pair.code === 'CURRENCY_NOT_SUPPORTED' ? 'withdrawCurrency' : 'network');
+  assertDestination({ ...input, currency: input.withdrawCurrency }, 'withdrawCurrency');
   const currency = input.withdrawCurrency as CryptoCurrency;
   const network = input.network as Network;
-
-  const address = validateAddress(network, input.address);
-  if (!address.valid) throw rule('INVALID_ADDRESS', `Not a valid ${network} address: ${address.reason}`, 'address');
-  if (input.destinationTag !== undefined) {
-    const tag = validateDestinationTag(network, input.destinationTag);
-    if (!tag.valid) throw rule('INVALID_DESTINATION_TAG', tag.reason, 'destinationTag');
-  }
   if (business.requireWhitelist) {
     const [listed] = await db
       .select({ id: whitelistedAddresses.id })
@@ -121,7 +106,7 @@ export async function createWithdrawal(
   const deducted = roundTo(gross.mul(rateSettlement), settlementCurrency as FiatCurrency, 'UP');
   const assessment: RiskAssessment = await deps.aml.screen(network, input.address);
   const approvalsRequired = APPROVAL_POLICIES[business.approvalPolicy as ApprovalPolicy] ?? 0;
-  const hash = hashOf(input);
+  const hash = requestHash(input);
 
   return db.transaction(async (tx) => {
     const status: WithdrawalStatus = approvalsRequired > 0 ? 'PENDING_APPROVAL' : 'PROCESSING';
@@ -321,9 +306,7 @@ export async function decideWithdrawal(deps: Deps, withdrawalId: string, operato
     if (decision === 'REJECT') {
       await finalize(tx, deps, w, 'REJECTED', `rejected by ${operator.name}`, at);
     } else {
-      const [{ n }] = (await tx.execute(
-        sql`select count(*)::int as n from withdrawal_approvals where withdrawal_id = ${withdrawalId} and decision = 'APPROVE'`,
-      )) as unknown as [{ n: number }];
+      const n = await approvalCount(tx, withdrawalId);
       await tx.insert(withdrawalEvents).values({ withdrawalId, fromStatus: w.status, toStatus: w.status, reason: `approved by ${operator.name} (${n}/${w.approvalsRequired})`, at });
       if (n >= w.approvalsRequired) {
         await transition(tx, w, 'PROCESSING', 'approved', at);
