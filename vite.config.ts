@@ -8,10 +8,6 @@
  * measures it against its 25 KB gzip budget):
  * - `minifyLitTemplates`: minifiers leave template strings alone, so the
  *   html`` and css`` templates of widget/ would ship their indentation;
- * - `trimQrcode`: qrcode-generator is one closure a bundler cannot
- *   tree-shake, carrying GIF/table/ASCII/SVG-string renderers, a base64
- *   codec and Shift-JIS support the widget never calls (it only uses
- *   addData, make, getModuleCount and isDark, in byte mode);
  * - `treeShakeTrpcWsLink`: see below.
  */
 import { defineConfig, parseAst, type Plugin } from 'vite';
@@ -56,34 +52,6 @@ export function minifyLitTemplates(): Plugin {
   };
 }
 
-const RULE = '//---------------------------------------------------------------------\n';
-
-export function trimQrcode(): Plugin {
-  return {
-    name: 'kassa:trim-qrcode',
-    enforce: 'pre',
-    transform(code, id) {
-      if (!/[\\/]qrcode-generator[\\/]dist[\\/]qrcode\.mjs$/.test(id)) return null;
-      let out = code;
-      const cut = (from: string, to: string, replacement = '') => {
-        const start = out.indexOf(from);
-        const end = start < 0 ? -1 : out.indexOf(to, start);
-        if (end < 0) this.error(`qrcode-generator no longer has "${from.trim()}" … "${to.trim()}": update trimQrcode in vite.config.ts`);
-        out = out.slice(0, start) + replacement + out.slice(end);
-      };
-      // Renderers, at the end of the qrcode() closure (its `return _this;` stays).
-      cut('  _this.createTableTag = function', '  return _this;\n};');
-      // Custom string encodings (Shift-JIS tables come as base64).
-      cut(`${RULE}// qrcode.createStringToBytes`, `${RULE}// QRMode`);
-      // Numeric and alphanumeric modes (payment URIs go in byte mode).
-      cut(`${RULE}// qrNumber`, `${RULE}// qr8BitByte`, "const qrNumber = function() { throw 'mode:Numeric'; };\nconst qrAlphaNum = function() { throw 'mode:Alphanumeric'; };\n\n");
-      // Kanji mode, byte streams, base64 and the GIF encoder.
-      cut(`${RULE}// qrKanji`, 'export default qrcode;', "const qrKanji = function() { throw 'mode:Kanji'; };\n\n");
-      return { code: out, map: null };
-    },
-  };
-}
-
 /**
  * @trpc/client 11 defines `WsConnection.connectCount` by a top-level call,
  * a side effect that keeps the whole WebSocket client in any bundle that
@@ -105,7 +73,7 @@ export function treeShakeTrpcWsLink(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [minifyLitTemplates(), trimQrcode(), treeShakeTrpcWsLink()],
+  plugins: [minifyLitTemplates(), treeShakeTrpcWsLink()],
   build: {
     outDir: 'dist/widget',
     emptyOutDir: true,

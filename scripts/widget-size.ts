@@ -3,7 +3,7 @@
  * dist/widget/crypto-checkout.js, the module every checkout loads, against
  * its 25 KB gzip budget, and of each language chunk (one is fetched for a
  * non-English checkout). `--breakdown` rebuilds the module with each library
- * left out to show what Lit, the tRPC client and qrcode-generator cost.
+ * left out to show what Lit, the tRPC client and the QR encoder (lean-qr) cost.
  *
  *   npm run build:widget && npx tsx scripts/widget-size.ts [--breakdown]
  */
@@ -40,7 +40,7 @@ async function breakdown(): Promise<void> {
   const libs: [string, (string | RegExp)[]][] = [
     ['lit', [/^lit/, /^@lit\//]],
     ['@trpc/client (+ @trpc/server parts it imports)', [/^@trpc\//]],
-    ['qrcode-generator', ['qrcode-generator']],
+    ['lean-qr/nano', [/^lean-qr/]],
   ];
   const all = await sizeWithout([]);
   console.log(`\nbreakdown of ${ENTRY} (gzip, each library measured by leaving it out):`);

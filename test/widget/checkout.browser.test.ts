@@ -209,7 +209,7 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
     expect(qr.width).toBeGreaterThan(150);
     expect(qr.x + qr.width).toBeLessThanOrEqual(320);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320);
-    // The QR drawn by the bundle (qrcode-generator trimmed at build time) is the one the untrimmed library draws.
+    // The QR drawn by the bundle is the one qrPath draws (test/widget/qr.unit.test.ts decodes that back to the URI).
     const uri = (await page.locator('[part=qr] a').getAttribute('href'))!;
     expect(uri).toMatch(/^bitcoin:\w+\?amount=0\.01$/);
     await expect(page.locator('[part=qr] svg path').getAttribute('d')).resolves.toBe(qrPath(uri).d);
