@@ -17,6 +17,33 @@ export type Queryable = PgDatabase<PostgresJsQueryResultHKT, typeof schema>;
 
 export type Database = { sql: Sql; db: Db; url: string; close: () => Promise<void> };
 
+/**
+ * drizzle sends every query not built with `.prepare(name)` as an unnamed
+ * statement, which PostgreSQL parses and plans again each time and whose row
+ * description postgres.js decodes again each time. This hands drizzle a
+ * postgres.js client (and transaction and savepoint clients) that prepares
+ * every parameterised query instead: postgres.js keeps one named statement
+ * per query text and connection, and re-prepares on its own after a schema
+ * change. Queries without parameters (migrations) keep the simple protocol.
+ */
+function preparing<T extends postgres.Sql | postgres.TransactionSql>(client: T): T {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property === 'unsafe') {
+        return (query: string, args?: postgres.ParameterOrJSON<never>[], options?: postgres.UnsafeQueryOptions) =>
+          target.unsafe(query, args, args?.length ? { ...options, prepare: true } : options);
+      }
+      if (property === 'begin' || property === 'savepoint') {
+        return (...args: unknown[]) => {
+          const callback = args.pop() as (tx: postgres.TransactionSql) => unknown;
+          return (Reflect.get(target, property) as (...a: unknown[]) => unknown).call(target, ...args, (tx: postgres.TransactionSql) => callback(preparing(tx)));
+        };
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}
+
 export function connect(url: string, options: { max?: number } = {}): Database {
   const sql = postgres(url, {
     max: options.max ?? 10,
@@ -28,6 +55,20 @@ export function connect(url: string, options: { max?: number } = {}): Database {
     idle_timeout: 60,
     connection: { application_name: 'kassa' },
   });
-  const db = drizzle(sql, { schema });
+  const db = drizzle(preparing(sql), { schema });
   return { sql, db, url, close: () => sql.end({ timeout: 5 }) };
+}
+
+/**
+ * A drizzle query prepared once per pool (`build` calls `.prepare(name)`):
+ * its SQL is built on first use and only executed after, for the hot paths
+ * where drizzle's query building costs more than the query.
+ */
+export function preparedPerPool<Q>(build: (db: Db) => Q): (db: Db) => Q {
+  const prepared = new WeakMap<Db, Q>();
+  return (db) => {
+    let query = prepared.get(db);
+    if (!query) prepared.set(db, (query = build(db)));
+    return query;
+  };
 }

@@ -113,6 +113,8 @@ export const payments = pgTable(
     index('payments_business_created').on(t.businessId, t.createdAt.desc(), t.id.desc()),
     uniqueIndex('payments_address_tag').on(t.network, t.walletAddress, t.destinationTag),
     index('payments_wallet').on(t.walletAddress),
+    // The expiry sweep's scan (payments/expiry.ts): only payments that can still expire.
+    index('payments_expirable').on(t.expiresAt).where(sql`type = 'ONE_TIME' and status in ('NEW', 'PENDING', 'AWAITING', 'UNPROCESSABLE', 'FAILED')`),
   ],
 );
 

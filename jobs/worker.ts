@@ -29,7 +29,7 @@ export function taskList(deps: Deps): TaskList {
 export const CRONTAB = ['* * * * * sweep_expiries ?max=1', '* * * * * sweep_callbacks ?max=1'].join('\n');
 
 export async function startWorker(deps: Deps, options: { concurrency?: number; pollInterval?: number; crontab?: boolean } = {}): Promise<Runner> {
-  return run({
+  const runner = await run({
     connectionString: deps.database.url,
     concurrency: options.concurrency ?? 4,
     pollInterval: options.pollInterval ?? 1000,
@@ -38,4 +38,7 @@ export async function startWorker(deps: Deps, options: { concurrency?: number; p
     taskList: taskList(deps),
     ...(options.crontab === false ? {} : { crontab: CRONTAB }),
   });
+  // Cron first fires at the next minute: schedule the expiries due before then now.
+  if (options.crontab !== false) await runner.addJob('sweep_expiries', {}, { jobKey: 'sweep_expiries:start' });
+  return runner;
 }

@@ -4,16 +4,19 @@
  * HMAC over the raw body in constant time, then the scope. Missing, bad,
  * unknown, revoked or wrongly signed → 401; valid key without the scope → 403.
  */
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { apiKeys } from '../../db/schema.js';
+import { preparedPerPool } from '../../db/client.js';
+import { apiKeys, businesses } from '../../db/schema.js';
+import type { Business } from '../businesses/business-service.js';
 import type { Deps } from '../deps.js';
 import { forbidden, KassaError, unauthorized } from '../errors.js';
 import type { Scope } from '../money/catalog.js';
 import { decryptSecret, safeEqual } from '../security/secrets.js';
 import { MAX_CLOCK_SKEW_S, parseAuthorization, sign } from './signature.js';
 
-export type ApiCaller = { apiKeyId: string; apiKey: string; businessId: string; scopes: readonly string[] };
+/** The verified caller, with its business as read in the same query (the request's view of its settings). */
+export type ApiCaller = { apiKeyId: string; apiKey: string; businessId: string; scopes: readonly string[]; business: Business };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,19 +38,31 @@ export async function authenticate(deps: Deps, request: FastifyRequest): Promise
   }
 }
 
+/** The key and its business in one round trip, as a prepared query (no SQL rebuilt per request). */
+const keyQuery = preparedPerPool((db) =>
+  db
+    .select({ key: apiKeys, business: businesses })
+    .from(apiKeys)
+    .innerJoin(businesses, eq(businesses.id, apiKeys.businessId))
+    .where(eq(apiKeys.key, sql.placeholder('key')))
+    .prepare('kassa_api_key'),
+);
+
 async function verify(deps: Deps, request: FastifyRequest, parsed: ReturnType<typeof parseAuthorization>): Promise<ApiCaller> {
   if (!parsed) {
     throw unauthorized('Missing or malformed Authorization header; expected KASSA-API api-key=…,signature=…,timestamp=….');
   }
   const skew = Math.abs(Math.floor(deps.now().getTime() / 1000) - parsed.timestamp);
   if (skew > MAX_CLOCK_SKEW_S) throw unauthorized(`The timestamp is more than ${MAX_CLOCK_SKEW_S} s away from the server clock.`);
-  const key = await deps.database.db.query.apiKeys.findFirst({ where: eq(apiKeys.key, parsed.apiKey) });
+  // Read on every request, never cached: a revoked key is refused from the moment the revocation commits.
+  const [found] = await keyQuery(deps.database.db).execute({ key: parsed.apiKey });
   // The same answer for unknown and revoked keys and bad signatures: no oracle for key existence.
   const invalid = () => unauthorized('Invalid API key or signature.');
-  if (!key || key.revokedAt) throw invalid();
+  if (!found || found.key.revokedAt) throw invalid();
+  const { key, business } = found;
   const expected = sign(decryptSecret(deps.masterKey, key.secretEnc), String(parsed.timestamp), request.method, request.url, request.rawBody ?? '');
   if (!safeEqual(expected, parsed.signature)) throw invalid();
-  return { apiKeyId: key.id, apiKey: key.key, businessId: key.businessId, scopes: key.scopes };
+  return { apiKeyId: key.id, apiKey: key.key, businessId: key.businessId, scopes: key.scopes, business };
 }
 
 /** preHandler requiring a valid signature and, when given, a scope. */

@@ -1,16 +1,28 @@
 /**
- * Expiry of ONE_TIME payments: run by the `expire_payment` job that the
- * creating transaction enqueued for `expiresAt`. The payment's status is
- * recomputed from its deposits at that time: an open payment not covered
- * expires, unless a deposit is still unconfirmed or in review (it then
- * expires, or not, when that deposit resolves). A late or repeated job is
- * harmless.
+ * Expiry of ONE_TIME payments. The moment is durable from the start: it is
+ * `expiresAt` on the payment row, committed by the creating INSERT. Every
+ * minute (and once when a worker starts), `scheduleExpiries` gives each
+ * open payment that expires within the next EXPIRY_LOOKAHEAD_MS, or is
+ * overdue, an `expire_payment` job due exactly at its expiry (one per
+ * payment: the job key). So a payment expires on time without its creation
+ * enqueueing anything: `graphile_worker.add_job` there NOTIFYs every worker,
+ * which halved the create rate (README, Performance), for a job up to 7 days
+ * out.
+ *
+ * The job recomputes the payment's status from its deposits at that time: an
+ * open payment not covered expires, unless a deposit is still unconfirmed or
+ * in review (it then expires, or not, when that deposit resolves). A late or
+ * repeated job is harmless.
  */
 import { eq, sql } from 'drizzle-orm';
 import { payments } from '../../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { PaymentStatus } from '../money/catalog.js';
+import { EXPIRABLE_PAYMENT_STATUSES } from './payment-states.js';
 import { reevaluatePayment } from './deposit-service.js';
+
+/** Twice the scheduling period: a run that is late by up to a minute still schedules every job in time. */
+export const EXPIRY_LOOKAHEAD_MS = 2 * 60_000;
 
 export async function expirePayment(deps: Deps, paymentId: string): Promise<PaymentStatus | 'MISSING' | 'NOT_DUE'> {
   return deps.database.db.transaction(async (tx) => {
@@ -22,13 +34,27 @@ export async function expirePayment(deps: Deps, paymentId: string): Promise<Paym
   });
 }
 
-/** Open ONE_TIME payments past their expiry: the safety sweep's input, should a job ever be lost. */
-export async function overduePaymentIds(deps: Deps, limit = 500): Promise<string[]> {
-  const rows = await deps.database.db.execute(sql`
-    select id from payments
-    where type = 'ONE_TIME' and status in ('NEW', 'PENDING', 'AWAITING', 'UNPROCESSABLE', 'FAILED')
-      and expires_at <= ${deps.now().toISOString()}::timestamptz
-      and not exists (select 1 from deposits d where d.payment_id = payments.id and d.status in ('UNCONFIRMED', 'COMPLIANCE_REVIEW'))
-    order by expires_at limit ${limit}`);
-  return (rows as unknown as { id: string }[]).map((r) => r.id);
+/**
+ * Give every open ONE_TIME payment expiring by now + `lookaheadMs` its
+ * exact-time `expire_payment` job, unless it has one. An overdue payment
+ * whose deposit is still in flight is left to that deposit's resolution.
+ * Returns how many jobs it added.
+ */
+export async function scheduleExpiries(deps: Deps, lookaheadMs = EXPIRY_LOOKAHEAD_MS, limit = 5000): Promise<number> {
+  const now = deps.now();
+  const [row] = (await deps.database.db.execute(sql`
+    select count(graphile_worker.add_job(
+      'expire_payment', json_build_object('paymentId', p.id),
+      run_at => p.expires_at, job_key => 'expire_payment:' || p.id, max_attempts => 25
+    ))::int as added
+    from (
+      select id, expires_at from payments
+      where type = 'ONE_TIME' and status in ${EXPIRABLE_PAYMENT_STATUSES}
+        and expires_at <= ${new Date(now.getTime() + lookaheadMs).toISOString()}::timestamptz
+        and (expires_at > ${now.toISOString()}::timestamptz or not exists (
+          select 1 from deposits d where d.payment_id = payments.id and d.status in ('UNCONFIRMED', 'COMPLIANCE_REVIEW')))
+        and not exists (select 1 from graphile_worker.jobs j where j.key = 'expire_payment:' || payments.id)
+      order by expires_at limit ${limit}
+    ) p`)) as unknown as [{ added: number }];
+  return row.added;
 }

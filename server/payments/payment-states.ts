@@ -31,3 +31,8 @@ export function canTransition(from: PaymentStatus, to: PaymentStatus): boolean {
 
 /** Statuses after which a ONE_TIME payment takes no more money: later deposits are follow-ups. */
 export const FINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = ['DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED'];
+
+/** Statuses a ONE_TIME payment can expire from (the table's own answer). */
+export const EXPIRABLE_PAYMENT_STATUSES: readonly PaymentStatus[] = (Object.keys(PAYMENT_TRANSITIONS) as PaymentStatus[]).filter((s) =>
+  canTransition(s, 'EXPIRED'),
+);

@@ -60,10 +60,3 @@ async function enqueuePaymentCallback(tx: Queryable, deps: Deps, paymentId: stri
     at,
   );
 }
-
-/** The first event of a payment: its creation in `status`. */
-export async function recordPaymentCreated(tx: Queryable, paymentId: string, status: PaymentStatus, at: Date): Promise<void> {
-  // Creation is answered synchronously; callbacks report later changes only.
-  await tx.insert(paymentEvents).values({ paymentId, fromStatus: null, toStatus: status, reason: 'created', at });
-}
-

@@ -8,7 +8,7 @@ import { requestHash } from '../http/idempotency.js';
 import type { Queryable } from '../../db/client.js';
 import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawalEvents, withdrawals } from '../../db/schema.js';
 import { enqueue } from '../../jobs/enqueue.js';
-import { getBusiness } from '../businesses/business-service.js';
+import { getBusiness, type Business } from '../businesses/business-service.js';
 import { enqueueCallback } from '../callbacks/delivery-service.js';
 import { withdrawalCallbackBody, type CallbackStatus } from '../callbacks/withdrawal-callback-body.js';
 import type { RiskAssessment } from '../compliance/aml.js';
@@ -48,14 +48,14 @@ async function transition(tx: Queryable, w: { id: string; status: string }, to: 
 
 export async function createWithdrawal(
   deps: Deps,
-  caller: { businessId: string },
+  caller: { businessId: string; business?: Business },
   input: CreateWithdrawalInput,
 ): Promise<WithdrawalRecord> {
   if (input.businessId.toLowerCase() !== caller.businessId) {
     throw forbidden('FORBIDDEN_BUSINESS', 'businessId does not match the business of the API key.');
   }
   const db = deps.database.db;
-  const business = await getBusiness(db, caller.businessId);
+  const business = caller.business ?? (await getBusiness(db, caller.businessId));
   assertDestination({ ...input, currency: input.withdrawCurrency }, 'withdrawCurrency');
   const currency = input.withdrawCurrency as CryptoCurrency;
   const network = input.network as Network;

@@ -9,13 +9,15 @@ import { sandboxTxHash } from '../../server/chain/tx-hash.js';
 import { getBalances, sumEntries } from '../../server/ledger/ledger.js';
 import { Dec } from '../../server/money/decimal.js';
 import { ingestDeposit } from '../../server/payments/deposit-service.js';
-import { expirePayment } from '../../server/payments/expiry.js';
+import { expirePayment, EXPIRY_LOOKAHEAD_MS, scheduleExpiries } from '../../server/payments/expiry.js';
+import { EXPIRABLE_PAYMENT_STATUSES } from '../../server/payments/payment-states.js';
 import { DepositRecordSchema, PaymentRecordSchema } from '../../server/payments/payment-record.schema.js';
 import { broadcastRefund } from '../../server/payments/refunds.js';
 import { appRouter } from '../../server/trpc/app-router.js';
 import { createContextInner, type Operator } from '../../server/trpc/context.js';
 import { createCallerFactory } from '../../server/trpc/init.js';
 import { startTestApp, type TestApp, type TestBusiness } from '../helpers/app.js';
+import { startWorker } from '../../jobs/worker.js';
 import { eventually, startTestWorker } from '../helpers/worker.js';
 
 let t: TestApp;
@@ -756,24 +758,34 @@ describe('driven by hand (no worker)', () => {
   }
 
   describe('expiry', () => {
-    it('a ONE_TIME payment has exactly one expire_payment job at its expiry; past it, it expires', async () => {
+    it('a ONE_TIME payment gets exactly one expire_payment job at its expiry, from the sweep two minutes ahead; past it, it expires', async () => {
       const createdAt = m.clock.now();
       const p = await mBtc('0.01');
       expect(p.expirationMinutes).toBe(30);
       const expiresAt = new Date(createdAt.getTime() + 30 * 60_000);
+      // Creating enqueues nothing: the expiry is the row's expires_at, scheduled by the sweep.
+      expect(await jobsFor(p.paymentId)).toEqual([]);
+      await scheduleExpiries(m.deps);
+      expect(await jobsFor(p.paymentId)).toEqual([]);
+      m.clock.advance(30 * 60_000 - EXPIRY_LOOKAHEAD_MS - 1);
+      await scheduleExpiries(m.deps);
+      expect(await jobsFor(p.paymentId)).toEqual([]);
+      m.clock.advance(1);
+      await scheduleExpiries(m.deps);
       const jobs = await jobsFor(p.paymentId);
       expect(jobs).toHaveLength(1);
       expect(jobs[0]!.task_identifier).toBe('expire_payment');
       expect(jobs[0]!.key).toBe(`expire_payment:${p.paymentId}`);
       expect(new Date(jobs[0]!.run_at).getTime()).toBe(expiresAt.getTime());
-      // the public view agrees
+      // A second sweep adds no second job; the public view agrees.
+      expect(await scheduleExpiries(m.deps)).toBe(0);
       const viaView = await rows<{ task_identifier: string; run_at: Date }>(
         m.db.sql`select task_identifier, run_at from graphile_worker.jobs where key = ${`expire_payment:${p.paymentId}`}`,
       );
       expect(viaView.map((j) => [j.task_identifier, new Date(j.run_at).getTime()])).toEqual([['expire_payment', expiresAt.getTime()]]);
 
       expect(await expirePayment(m.deps, p.paymentId)).toBe('NOT_DUE');
-      m.clock.advance(30 * 60_000 - 1);
+      m.clock.current = new Date(expiresAt.getTime() - 1);
       expect(await expirePayment(m.deps, p.paymentId)).toBe('NOT_DUE');
       expect((await mRead(p.paymentId)).status).toBe('PENDING');
       m.clock.advance(1);
@@ -787,10 +799,20 @@ describe('driven by hand (no worker)', () => {
       expect(events.map((e) => `${e.from_status ?? '(new)'}→${e.to_status}`)).toEqual(['(new)→PENDING', 'PENDING→EXPIRED']);
     });
 
-    it('expirationMinutes 0 means 7 days (10080), and the job is scheduled then', async () => {
+    it('a sweep that finds a payment already overdue schedules its job at the past expiry (it runs at once)', async () => {
+      const createdAt = m.clock.now();
+      const p = await mBtc('0.01');
+      m.clock.advance(45 * 60_000);
+      await scheduleExpiries(m.deps);
+      expect((await jobsFor(p.paymentId)).map((j) => new Date(j.run_at).getTime())).toEqual([createdAt.getTime() + 30 * 60_000]);
+    });
+
+    it('expirationMinutes 0 means 7 days (10080), and the job is scheduled for then', async () => {
       const createdAt = m.clock.now();
       const p = await mBtc('0.01', m.business, { expirationMinutes: 0 });
       expect(p.expirationMinutes).toBe(10080);
+      m.clock.advance(10080 * 60_000 - 60_000);
+      await scheduleExpiries(m.deps);
       const jobs = await jobsFor(p.paymentId);
       expect(jobs.map((j) => [j.task_identifier, new Date(j.run_at).getTime()])).toEqual([
         ['expire_payment', createdAt.getTime() + 10080 * 60_000],
@@ -800,10 +822,15 @@ describe('driven by hand (no worker)', () => {
     it('a REUSABLE payment gets no expiry job and never expires', async () => {
       const p = await mBtc('0.01', m.business, { type: 'REUSABLE' });
       expect(p.expirationMinutes).toBe(0);
-      expect(await jobsFor(p.paymentId)).toEqual([]);
       m.clock.advance(365 * 24 * 3600_000);
+      await scheduleExpiries(m.deps);
+      expect(await jobsFor(p.paymentId)).toEqual([]);
       expect(await expirePayment(m.deps, p.paymentId)).toBe('NOT_DUE');
       expect((await mRead(p.paymentId)).status).toBe('PENDING');
+    });
+
+    it('payments expire from exactly the statuses the state table lets move to EXPIRED (the sweep index repeats them)', () => {
+      expect(EXPIRABLE_PAYMENT_STATUSES).toEqual(['NEW', 'PENDING', 'AWAITING', 'UNPROCESSABLE', 'FAILED']);
     });
 
     it('an UNCONFIRMED deposit at expiry keeps the payment AWAITING; once it confirms and covers: DEPOSITED', async () => {
@@ -975,5 +1002,25 @@ describe('driven by hand (no worker)', () => {
       expect(new Set(events.filter((e) => e.entity === 'deposit').map((e) => e.entityId))).toEqual(new Set([s.deposit!.id]));
       expect(new Set(events.filter((e) => e.entity === 'refund').map((e) => e.entityId))).toEqual(new Set([refund!.id]));
     });
+  });
+});
+
+describe('expiry with the real worker and its cron', () => {
+  it('a worker that starts after a payment fell overdue expires it at once (its start-up sweep), with one EXPIRED event', async () => {
+    const e = await startTestApp();
+    let runner: Runner | null = null;
+    try {
+      const p = await createIn(e, e.business, { depositCurrency: 'BTC', depositAmount: '0.01', network: 'BTC' });
+      e.clock.advance(31 * 60_000);
+      runner = await startWorker(e.deps, { concurrency: 2, pollInterval: 50 });
+      await eventually(async () => (await getIn(e, e.business, p.paymentId)).status === 'EXPIRED', 10_000, 'the payment expired by the worker');
+      const events = await rows<{ to_status: string; reason: string }>(
+        e.db.sql`select to_status, reason from payment_events where payment_id = ${p.paymentId} order by id`,
+      );
+      expect(events).toEqual([{ to_status: 'PENDING', reason: 'created' }, { to_status: 'EXPIRED', reason: 'expired' }]);
+    } finally {
+      await runner?.stop();
+      await e.close();
+    }
   });
 });

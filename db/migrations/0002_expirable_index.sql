@@ -1,0 +1,1 @@
+CREATE INDEX "payments_expirable" ON "payments" USING btree ("expires_at") WHERE type = 'ONE_TIME' and status in ('NEW', 'PENDING', 'AWAITING', 'UNPROCESSABLE', 'FAILED');
