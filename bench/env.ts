@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -173,10 +173,11 @@ function firstJsonLine<T>(child: Child, timeoutMs: number): Promise<T> {
 
 export type KassaProcess = Child & { url: string; port: number };
 
+export const KASSA_BUNDLE = 'dist/server/main.js';
+
 /**
- * `npm start` without the widget build: `node --import tsx server/main.ts`,
- * which is what `tsx server/main.ts` runs, minus tsx's wrapper process (so
- * the PID is the server's). Waits for /ready.
+ * What `npm start` runs, `node dist/server/main.js` (the bundle `npm run
+ * build` makes; `npm run bench` builds it first). Waits for /ready.
  */
 export async function startKassa(
   cleanup: Cleanup,
@@ -184,13 +185,14 @@ export async function startKassa(
   env: Record<string, string>,
   options: { nodeArgs?: string[]; role?: 'all' | 'web' | 'worker' } = {},
 ): Promise<KassaProcess> {
+  if (!existsSync(join(ROOT, KASSA_BUNDLE))) throw new Error(`${KASSA_BUNDLE} is missing: run npm run build`);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawnChild(
     cleanup,
     'Kassa server',
     process.execPath,
-    [...(options.nodeArgs ?? []), '--import', 'tsx', 'server/main.ts', ...(options.role ? [`--role=${options.role}`] : [])],
+    [...(options.nodeArgs ?? []), KASSA_BUNDLE, ...(options.role ? [`--role=${options.role}`] : [])],
     {
       DATABASE_URL: databaseUrl,
       PORT: String(port),

@@ -8,7 +8,7 @@ import { connect } from '../db/client.js';
 import { createBusiness } from '../server/businesses/business-service.js';
 import { generateMasterKey, parseMasterKey } from '../server/security/secrets.js';
 import type { BenchContext, BenchOptions } from './context.js';
-import { Cleanup, openBenchDatabase, startFastifyConstant, startKassa, startReceiver } from './env.js';
+import { Cleanup, KASSA_BUNDLE, openBenchDatabase, startFastifyConstant, startKassa, startReceiver } from './env.js';
 import type { Report, Row } from './report.js';
 import { callbacksScenario } from './scenarios/callbacks.js';
 import { checkoutScenario, loadPlaywright } from './scenarios/checkout.js';
@@ -67,7 +67,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
       return get;
     };
     const kassa = once(() => {
-      options.log('starting Kassa (node --import tsx server/main.ts)');
+      options.log(`starting Kassa (node ${KASSA_BUNDLE})`);
       return startKassa(cleanup, db.url, { KASSA_MASTER_KEY: masterKeyHex }, { nodeArgs: options.kassaNodeArgs });
     });
     const ctx: BenchContext = {

@@ -5,10 +5,10 @@
  */
 import { migrate as drizzleMigrate } from 'drizzle-orm/postgres-js/migrator';
 import { Logger, runMigrations } from 'graphile-worker';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../server/project-paths.js';
 import { connect } from './client.js';
 
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url));
+export const MIGRATIONS_FOLDER = projectPath('db/migrations');
 
 export async function migrate(url: string): Promise<void> {
   const { db, close } = connect(url, { max: 1 });

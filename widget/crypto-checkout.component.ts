@@ -42,6 +42,9 @@ const rich = (m: Messages, key: MessageKey, params: Record<string, string>) =>
  * <crypto-checkout payment-url="https://pay.example/checkout/…"></crypto-checkout>
  * ```
  *
+ * A `<script type="application/json">` child holding the checkout view (the
+ * hosted page inlines it) is shown at once, before any request.
+ *
  * @summary Pay a Kassa payment request in crypto, with live status.
  *
  * @event {CheckoutStatusEvent} checkout-status - The payment's status changed (also fired for the first status seen). `detail`: `{ status, previousStatus, paid, remaining, currency }`.
@@ -157,12 +160,28 @@ export class CryptoCheckout extends LitElement {
     }
     this.client = createCheckoutClient(target.apiUrl);
     this.token = target.token;
-    // The first view by query (quick, and a clear error for a bad token), then every change by subscription.
-    this.client.get.query({ token: this.token }).then(
-      (view) => generation === this.generation && !this.lastStatus && this.apply(view),
-      (error: unknown) => generation === this.generation && this.fail(error),
-    );
+    const inlined = this.takeInlinedView();
+    if (inlined) this.apply(inlined);
+    // Else the first view by query (quick, and a clear error for a bad token); then every change by subscription.
+    else {
+      this.client.get.query({ token: this.token }).then(
+        (view) => generation === this.generation && !this.lastStatus && this.apply(view),
+        (error: unknown) => generation === this.generation && this.fail(error),
+      );
+    }
     this.follow();
+  }
+
+  /** The view inlined as a JSON child by the hosted page, read once (a later connect asks the server). */
+  private takeInlinedView(): CheckoutView | null {
+    const data = this.querySelector(':scope > script[type="application/json"]');
+    if (!data) return null;
+    data.remove();
+    try {
+      return JSON.parse(data.textContent ?? '') as CheckoutView;
+    } catch {
+      return null;
+    }
   }
 
   private follow(): void {

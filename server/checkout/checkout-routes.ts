@@ -17,15 +17,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../project-paths.js';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { payments } from '../../db/schema.js';
 import type { Deps } from '../deps.js';
 import { problem, sendProblem } from '../http/problem.js';
-import { TOKEN_RE } from './checkout-service.js';
+import { checkoutView, TOKEN_RE } from './checkout-service.js';
+import type { CheckoutView } from './checkout-view.js';
+import { RateLimitedError } from '../http/rate-limit.js';
 import { localeLanguage } from '../payments/create-payment.schema.js';
 
-export const WIDGET_DIR = fileURLToPath(new URL('../../dist/widget/', import.meta.url));
+export const WIDGET_DIR = projectPath('dist/widget') + '/';
 export const WIDGET_FILE = join(WIDGET_DIR, 'crypto-checkout.js');
 const ENTRY = 'crypto-checkout.js';
 
@@ -76,16 +78,30 @@ export function loadWidgetAssets(dir = WIDGET_DIR): Map<string, Asset> | null {
 
 /**
  * The hosted page: the widget full-screen. `widgetSrc` is the versioned
- * module URL; `preload` the language chunk the payment will need.
+ * module URL; `preload` the language chunk the payment will need; `view`
+ * the checkout view as of this request, inlined as a JSON data block the
+ * widget shows at once instead of asking for it first (the live updates
+ * then carry every change). `<` is escaped so no text in it can close the
+ * script element.
  */
-export function checkoutPage(paymentUrl: string, lang: string, widgetSrc = `/widget/${ENTRY}`, preload: string | null = null): string {
+export function checkoutPage(
+  paymentUrl: string,
+  lang: string,
+  widgetSrc = `/widget/${ENTRY}`,
+  preload: string | null = null,
+  view: CheckoutView | null = null,
+): string {
+  const data = view ? `<script type="application/json">${JSON.stringify(view).replace(/</g, '\\u003c')}</script>` : '';
   return `<!doctype html>
 <html lang="${escapeAttr(lang)}"${lang === 'ar' ? ' dir="rtl"' : ''}><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><meta name="robots" content="noindex"><title>Checkout</title>
 <style>html,body{margin:0;min-height:100%;background:#f2f4f7}crypto-checkout{display:block;min-height:100vh}</style>
 <script type="module" src="${escapeAttr(widgetSrc)}"></script>${preload ? `\n<link rel="modulepreload" href="${escapeAttr(preload)}">` : ''}</head>
-<body><crypto-checkout payment-url="${escapeAttr(paymentUrl)}" full-page></crypto-checkout></body></html>`;
+<body><crypto-checkout payment-url="${escapeAttr(paymentUrl)}" full-page>${data}</crypto-checkout></body></html>`;
 }
+
+const htmlPage = (title: string, text: string) =>
+  `<!doctype html><html lang="en"><meta charset="utf-8"><title>${title}</title><p>${text}</p></html>`;
 
 function sendAsset(request: FastifyRequest, reply: FastifyReply, file: Asset, cacheControl: string) {
   const accept = String(request.headers['accept-encoding'] ?? '');
@@ -115,20 +131,27 @@ export function checkoutRoutes(app: FastifyInstance, deps: Deps): void {
     { helmet: { frameguard: false, contentSecurityPolicy: false, crossOriginEmbedderPolicy: false } },
     async (request, reply) => {
       const { token } = request.params;
-      const row = TOKEN_RE.test(token)
-        ? await deps.database.db.query.payments.findFirst({ where: eq(payments.checkoutToken, token), columns: { locale: true } })
-        : undefined;
       reply.header('content-security-policy', CHECKOUT_CSP).header('cache-control', 'no-store');
+      const html = request.headers.accept?.includes('text/html');
+      try {
+        // The page costs what the checkout API's `get` costs, so it counts against the same limits.
+        await deps.limits.consume(deps.limits.checkoutIp, request.ip);
+        if (TOKEN_RE.test(token)) await deps.limits.consume(deps.limits.checkoutToken, token);
+      } catch (error) {
+        if (!(error instanceof RateLimitedError) || !html) throw error;
+        return reply.code(429).headers(error.headers).type('text/html; charset=utf-8').send(htmlPage('Too many requests', error.message));
+      }
+      const row = TOKEN_RE.test(token) ? await deps.database.db.query.payments.findFirst({ where: eq(payments.checkoutToken, token) }) : undefined;
       if (!row) {
         // A person following a bad link gets a page; a program gets problem+json like everywhere else.
-        if (!request.headers.accept?.includes('text/html')) return sendProblem(reply, problem(404, 'NOT_FOUND', 'No checkout with this token.'));
-        return reply.code(404).type('text/html; charset=utf-8').send('<!doctype html><html lang="en"><meta charset="utf-8"><title>Not found</title><p>This checkout link is not valid.</p></html>');
+        if (!html) return sendProblem(reply, problem(404, 'NOT_FOUND', 'No checkout with this token.'));
+        return reply.code(404).type('text/html; charset=utf-8').send(htmlPage('Not found', 'This checkout link is not valid.'));
       }
       // The language the widget will speak (English for an unsupported locale).
       const lang = localeLanguage(row.locale) ?? 'en';
       const chunk = localeChunk(lang);
       reply.type('text/html; charset=utf-8');
-      return checkoutPage(`${deps.config.publicUrl}/checkout/${token}`, lang, widgetSrc, chunk ? `/widget/${chunk}` : null);
+      return checkoutPage(`${deps.config.publicUrl}/checkout/${token}`, lang, widgetSrc, chunk ? `/widget/${chunk}` : null, await checkoutView(deps, row));
     },
   );
 

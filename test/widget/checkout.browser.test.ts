@@ -90,7 +90,11 @@ function merchantSite(): Server {
   });
 }
 
-async function open(url: string, viewport = DESKTOP, options: { bypassCSP?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+async function open(
+  url: string,
+  viewport = DESKTOP,
+  options: { bypassCSP?: boolean } = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[]; apiCalls: string[] }> {
   const context = await browser.newContext({ viewport, reducedMotion: 'reduce', bypassCSP: options.bypassCSP ?? false });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: shopBase });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: kassaBase });
@@ -98,8 +102,14 @@ async function open(url: string, viewport = DESKTOP, options: { bypassCSP?: bool
   const errors: string[] = [];
   page.on('console', (m) => m.type() === 'error' && !/favicon/.test(`${m.text()} ${m.location().url}`) && errors.push(`${m.text()} (${m.location().url})`));
   page.on('pageerror', (e) => errors.push(String(e)));
+  // The checkout API procedures the page called (get, choose, updates), in order.
+  const apiCalls: string[] = [];
+  page.on('request', (r) => {
+    const procedure = /\/checkout\/api\/(\w+)/.exec(r.url())?.[1];
+    if (procedure) apiCalls.push(procedure);
+  });
   await page.goto(url);
-  return { context, page, errors };
+  return { context, page, errors, apiCalls };
 }
 
 /** Full-page unless the page frames the checkout (full-page captures leave out-of-process frames blank). */
@@ -315,7 +325,7 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
 
   it('speaks Arabic right to left, and takes a locale attribute over the payment language', async () => {
     const p = await btcPayment({ locale: 'ar_EG' });
-    const { context, page, errors } = await open(p.paymentUrl);
+    const { context, page, errors, apiCalls } = await open(p.paymentUrl);
     await expect(page.locator('html').getAttribute('dir')).resolves.toBe('rtl');
     const base = page.locator('[part=base]');
     await expect.poll(() => base.getAttribute('dir')).toBe('rtl');
@@ -326,10 +336,14 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
     await page.setViewportSize(NARROW);
     await shot(page, 'hosted-pending-320-ar');
     expect(errors).toEqual([]);
+    // The hosted page inlines the first view: the widget only subscribes.
+    expect(apiCalls).toEqual(['updates']);
     await context.close();
 
     const tag = await open(`${shopBase}/tag?locale=de_DE&payment=${encodeURIComponent(p.paymentUrl)}`, NARROW);
     await expect.poll(() => tag.page.locator('[part=header] h2').textContent()).toBe('Zahlung');
+    // A drop-in tag asks for the first view.
+    expect([...tag.apiCalls].sort()).toEqual(['get', 'updates']);
     await expect(tag.page.locator('[part=base]').getAttribute('dir')).resolves.toBe('ltr');
     await tag.context.close();
   });

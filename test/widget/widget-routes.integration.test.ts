@@ -7,7 +7,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WIDGET_DIR } from '../../server/checkout/checkout-routes.js';
+import { checkoutPage, WIDGET_DIR } from '../../server/checkout/checkout-routes.js';
+import type { CheckoutView } from '../../server/checkout/checkout-view.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -47,6 +48,41 @@ describe('hosted checkout page', () => {
     expect(html).toMatch(/<script type="module" src="\/widget\/crypto-checkout\.js\?v=[\w-]{16}"><\/script>/);
     expect(html).toContain(`<link rel="modulepreload" href="/widget/${arChunk}">`);
     expect(html).toContain(`<crypto-checkout payment-url="http://kassa.test/checkout/${token}" full-page>`);
+  });
+
+  it('inlines the view the checkout API answers, so the widget shows it before any request', async () => {
+    const token = await checkoutToken('en-US');
+    const page = await t.app.inject({ url: `/checkout/${token}`, headers: { accept: 'text/html' } });
+    const data = /<crypto-checkout [^>]*><script type="application\/json">(.*?)<\/script><\/crypto-checkout>/.exec(page.body);
+    expect(data).not.toBeNull();
+    const api = await t.app.inject({ url: `/checkout/api/get?input=${encodeURIComponent(JSON.stringify({ token }))}` });
+    expect(api.statusCode).toBe(200);
+    const view = api.json().result.data;
+    expect(JSON.parse(data![1]!)).toEqual(view);
+    expect(view).toMatchObject({ status: 'PENDING', depositCurrency: 'BTC' });
+  });
+
+  it('escapes the inlined view so no text in it can close its script element', () => {
+    const hostile = '</script><script>alert(1)</script><!--';
+    const html = checkoutPage('https://kassa.test/checkout/x', 'en', '/widget/crypto-checkout.js', null, { hostile } as unknown as CheckoutView);
+    expect(html.match(/<\/script>/g)).toHaveLength(2); // the module's and the data block's own
+    expect(html).not.toContain('<!--');
+    const json = /<script type="application\/json">(.*?)<\/script>/.exec(html)![1]!;
+    expect(JSON.parse(json)).toEqual({ hostile });
+  });
+
+  it('counts page loads against the checkout limit of its token (120 a minute): then 429 with Retry-After', async () => {
+    const token = await checkoutToken('en');
+    const load = () => t.app.inject({ url: `/checkout/${token}`, headers: { accept: 'text/html' } });
+    for (let i = 0; i < 120; i++) expect((await load()).statusCode).toBe(200);
+    const refused = await load();
+    expect(refused.statusCode).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.headers['content-type']).toContain('text/html');
+    expect(refused.body).toContain('Too many requests');
+    const program = await t.app.inject({ url: `/checkout/${token}` });
+    expect(program.statusCode).toBe(429);
+    expect(program.headers['content-type']).toContain('application/problem+json');
   });
 
   it('answers an unknown token with a page for people and problem+json for programs', async () => {
