@@ -210,7 +210,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
       target: { of: 'ratio', op: '>=', value: 0.5 },
       note: `${delivered}/${n} delivered${pending > 0 ? ` (${pending} still pending at the ${drainTimeout / 1000} s timeout)` : ''}; limit: ${n} no-op jobs on graphile-worker 0.17 at the same concurrency` }),
     makeRow({ scenario: S, name: 'callback drain vs no-op jobs in one queue each', metric: `callbacks/s, worker concurrency ${options.workerConcurrency}`, unit: '/s', kassa: drainRate, limit: queuedNoop.rate, digits: 0,
-      note: 'Kassa puts each callback in a named graphile-worker queue per subject (callbacks:<subjectId>); this limit runs the no-op jobs the same way' }),
+      note: 'what a named graphile-worker queue per job costs: Kassa gives one only to payment status callbacks (callbacks:<paymentId>, in order), not to the withdrawal callbacks measured here' }),
     makeRow({ scenario: S, name: 'callback CPU per delivery vs per no-op job', metric: 'worker process CPU (user+sys) / job', unit: 'ms', kassa: cpuPerDelivery, limit: cpuPerNoop, digits: 3,
       note: `the local receiver answered in ${fmtMs(http?.p50)} ms (p50), ${fmtMs(http?.p99)} ms (p99) as seen by the worker (callback_attempts.latency_ms); the rest of each delivery is database work` }),
     makeRow({ scenario: S, name: `callback drain time (${n})`, metric: 'time until every delivery is DELIVERED', unit: 's', kassa: drainS, limit: noopS, digits: 2 }),

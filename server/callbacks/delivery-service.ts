@@ -13,7 +13,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { businesses, callbackAttempts, callbackDeliveries } from '../../db/schema.js';
-import { enqueue } from '../../jobs/enqueue.js';
+import { addJobSql, enqueue } from '../../jobs/enqueue.js';
 import type { Deps } from '../deps.js';
 import { KassaError, notFound } from '../errors.js';
 import { decryptSecret } from '../security/secrets.js';
@@ -73,10 +73,14 @@ export type AttemptOutcome = 'DELIVERED' | 'RETRY' | 'EXPIRED' | 'SKIPPED';
 /** One attempt (the `deliver_callback` task). */
 export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<AttemptOutcome> {
   const db = deps.database.db;
-  const [delivery] = await db.select().from(callbackDeliveries).where(eq(callbackDeliveries.id, deliveryId));
-  if (!delivery || delivery.status !== 'PENDING') return 'SKIPPED';
-  const [business] = await db.select({ secret: businesses.callbackSecretEnc }).from(businesses).where(eq(businesses.id, delivery.businessId));
-  const secret = decryptSecret(deps.masterKey, business!.secret);
+  const [found] = await db
+    .select({ delivery: callbackDeliveries, secret: businesses.callbackSecretEnc })
+    .from(callbackDeliveries)
+    .innerJoin(businesses, eq(businesses.id, callbackDeliveries.businessId))
+    .where(eq(callbackDeliveries.id, deliveryId));
+  if (!found || found.delivery.status !== 'PENDING') return 'SKIPPED';
+  const { delivery } = found;
+  const secret = decryptSecret(deps.masterKey, found.secret);
   const attempt = delivery.attempts + 1;
   const interval = deps.config.callbackRetryIntervalS;
   const plannedAt = new Date(delivery.firstAttemptAt.getTime() + (attempt - delivery.cycleStartAttempt - 1) * interval * 1000);
@@ -84,37 +88,31 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
   // A fresh timestamp (and so signature) per attempt; the webhook-id stays.
   const result = await deps.callbacks.post(delivery.url, delivery.body, callbackHeaders(secret, delivery.webhookId, delivery.body, startedAt));
   const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+  const next = delivered ? null : nextAttemptAt(delivery.firstAttemptAt, attempt - delivery.cycleStartAttempt, deps.now(), interval, deps.config.callbackRetryWindowS);
+  const outcome: AttemptOutcome = delivered ? 'DELIVERED' : next ? 'RETRY' : 'EXPIRED';
+  const status = outcome === 'RETRY' ? 'PENDING' : outcome;
 
-  return db.transaction(async (tx) => {
-    // Compare-and-set on the attempt count: if another runner logged this attempt, this one does nothing.
-    const claimed = await tx
-      .update(callbackDeliveries)
-      .set({ attempts: attempt })
-      .where(and(eq(callbackDeliveries.id, deliveryId), eq(callbackDeliveries.attempts, delivery.attempts), eq(callbackDeliveries.status, 'PENDING')))
-      .returning({ id: callbackDeliveries.id });
-    if (claimed.length === 0) return 'SKIPPED';
-    await tx.insert(callbackAttempts).values({
-      deliveryId,
-      attempt,
-      startedAt,
-      plannedAt,
-      statusCode: result.statusCode,
-      latencyMs: result.latencyMs,
-      error: result.error,
-    });
-    if (delivered) {
-      await tx.update(callbackDeliveries).set({ status: 'DELIVERED', deliveredAt: deps.now(), nextAttemptAt: null }).where(eq(callbackDeliveries.id, deliveryId));
-      return 'DELIVERED';
-    }
-    const next = nextAttemptAt(delivery.firstAttemptAt, attempt - delivery.cycleStartAttempt, deps.now(), interval, deps.config.callbackRetryWindowS);
-    if (!next) {
-      await tx.update(callbackDeliveries).set({ status: 'EXPIRED', nextAttemptAt: null }).where(eq(callbackDeliveries.id, deliveryId));
-      return 'EXPIRED';
-    }
-    await tx.update(callbackDeliveries).set({ nextAttemptAt: next }).where(eq(callbackDeliveries.id, deliveryId));
-    await enqueue(tx, 'deliver_callback', { deliveryId }, { runAt: next, jobKey: jobKey(deliveryId), maxAttempts: 3, queueName: queueOf(delivery.kind, delivery.subjectId) });
-    return 'RETRY';
-  });
+  // The whole outcome in one statement (atomic without BEGIN/COMMIT): a compare-and-set on the
+  // attempt count claims the attempt (if another runner logged it, nothing happens), logs it, and
+  // on RETRY adds the next job.
+  const [row] = (await db.execute(sql`
+    with claimed as (
+      update callback_deliveries
+      set attempts = ${attempt}, status = ${status}, next_attempt_at = ${next?.toISOString() ?? null}::timestamptz,
+        delivered_at = ${delivered ? deps.now().toISOString() : null}::timestamptz
+      where id = ${deliveryId} and attempts = ${delivery.attempts} and status = 'PENDING'
+      returning id
+    ), logged as (
+      insert into callback_attempts (delivery_id, attempt, started_at, planned_at, status_code, latency_ms, error)
+      select id, ${attempt}, ${startedAt.toISOString()}::timestamptz, ${plannedAt.toISOString()}::timestamptz,
+        ${result.statusCode}::int, ${result.latencyMs}::int, ${result.error}::text
+      from claimed
+    ), scheduled as (
+      select ${addJobSql('deliver_callback', { deliveryId }, { runAt: next ?? undefined, jobKey: jobKey(deliveryId), maxAttempts: 3, queueName: queueOf(delivery.kind, delivery.subjectId) })}
+      from claimed where ${outcome === 'RETRY'}
+    )
+    select (select count(*) from claimed)::int as claimed, (select count(*) from scheduled)::int as scheduled`)) as unknown as [{ claimed: number }];
+  return row.claimed ? outcome : 'SKIPPED';
 }
 
 /**

@@ -16,6 +16,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { payments } from '../../db/schema.js';
+import { addJobSql } from '../../jobs/enqueue.js';
 import type { Deps } from '../deps.js';
 import type { PaymentStatus } from '../money/catalog.js';
 import { EXPIRABLE_PAYMENT_STATUSES } from './payment-states.js';
@@ -43,10 +44,10 @@ export async function expirePayment(deps: Deps, paymentId: string): Promise<Paym
 export async function scheduleExpiries(deps: Deps, lookaheadMs = EXPIRY_LOOKAHEAD_MS, limit = 5000): Promise<number> {
   const now = deps.now();
   const [row] = (await deps.database.db.execute(sql`
-    select count(graphile_worker.add_job(
-      'expire_payment', json_build_object('paymentId', p.id),
-      run_at => p.expires_at, job_key => 'expire_payment:' || p.id, max_attempts => 25
-    ))::int as added
+    select count(${addJobSql('expire_payment', sql`json_build_object('paymentId', p.id)`, {
+      runAt: sql`p.expires_at`,
+      jobKey: sql`'expire_payment:' || p.id`,
+    })})::int as added
     from (
       select id, expires_at from payments
       where type = 'ONE_TIME' and status in ${EXPIRABLE_PAYMENT_STATUSES}
