@@ -7,7 +7,7 @@ import { and, desc, eq, getTableColumns, sql, type Column } from 'drizzle-orm';
 import { randomBytes } from 'node:crypto';
 import { requestHash } from '../http/idempotency.js';
 import { preparedPerPool, type Queryable } from '../../db/client.js';
-import { depositAddressIndex, payments } from '../../db/schema.js';
+import { depositAddressIndex, deposits, payments, refunds } from '../../db/schema.js';
 import { getBusiness, type Business } from '../businesses/business-service.js';
 import type { Deps } from '../deps.js';
 import { conflict, forbidden, notFound, unprocessable, validationFailed } from '../errors.js';
@@ -24,7 +24,7 @@ import {
 import { toPaymentRecord, type PaymentRecord, type PaymentRow } from './payment-record.js';
 import { priceCrypto, priceFiat, priceInCrypto } from './pricing.js';
 import { transitionPayment } from './transition.js';
-import { loadDeposits } from './deposit-service.js';
+import { collectDeposits, loadDeposits, type LoadedDeposits } from './deposit-service.js';
 import { paymentActuals, toDepositRecord } from './deposit-record.js';
 
 /** Who creates: the business and key of the request (and the business row when authentication already read it). */
@@ -197,7 +197,11 @@ export function readSnapshot<T>(deps: Deps, read: (tx: Queryable) => Promise<T>)
 }
 
 export async function paymentRecords(db: Queryable, rows: PaymentRow[], publicUrl: string): Promise<PaymentRecord[]> {
-  const loaded = await loadDeposits(db, rows.map((r) => r.id));
+  return recordsOf(rows, await loadDeposits(db, rows.map((r) => r.id)), publicUrl);
+}
+
+/** API records of payments from their rows and their loaded deposits and refunds. Pure. */
+function recordsOf(rows: PaymentRow[], loaded: LoadedDeposits, publicUrl: string): PaymentRecord[] {
   return rows.map((row) => {
     const own = loaded.deposits.filter((d) => d.paymentId === row.id);
     const records = own.map((d) => toDepositRecord(d, loaded.refunds.get(d.id), row.userFeeSharePercent));
@@ -212,8 +216,25 @@ export async function paymentRecord(db: Queryable, row: PaymentRow, publicUrl: s
   return record!;
 }
 
+/**
+ * A payment with its deposits and their refunds in one statement, so from
+ * one snapshot without a transaction (a prepared query: the hot read).
+ */
+const paymentWithDeposits = preparedPerPool((db) =>
+  db
+    .select({ payment: payments, deposit: deposits, refund: refunds })
+    .from(payments)
+    .leftJoin(deposits, eq(deposits.paymentId, payments.id))
+    .leftJoin(refunds, eq(refunds.depositId, deposits.id))
+    .where(and(eq(payments.id, sql.placeholder('paymentId')), eq(payments.businessId, sql.placeholder('businessId'))))
+    .orderBy(deposits.receivedAt, deposits.id)
+    .prepare('kassa_payment_with_deposits'),
+);
+
 export async function getPayment(deps: Deps, businessId: string, paymentId: string): Promise<PaymentRecord> {
-  return readSnapshot(deps, async (tx) => paymentRecord(tx, await loadPayment(tx, businessId, paymentId), deps.config.publicUrl));
+  const rows = await paymentWithDeposits(deps.database.db).execute({ paymentId, businessId });
+  if (!rows[0]) throw notFound(`Payment ${paymentId} not found.`);
+  return recordsOf([rows[0].payment], collectDeposits(rows), deps.config.publicUrl)[0]!;
 }
 
 export type ListPaymentsQuery = { clientPaymentId?: string; status?: PaymentStatus; limit: number; cursor?: string };
