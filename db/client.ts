@@ -25,13 +25,19 @@ export type Database = { sql: Sql; db: Db; url: string; close: () => Promise<voi
  * every parameterised query instead: postgres.js keeps one named statement
  * per query text and connection, and re-prepares on its own after a schema
  * change. Queries without parameters (migrations) keep the simple protocol.
+ * (Behind PgBouncer in transaction mode, postgres.js needs `prepare: false`
+ * for its own queries anyway: Kassa expects a direct or session-pooled
+ * connection.)
  */
+/** `in ($1, $2, …)`: one text per list length, so left unnamed rather than one statement per length per connection. */
+const VARIABLE_LIST = / in \(\$\d+, \$/;
+
 function preparing<T extends postgres.Sql | postgres.TransactionSql>(client: T): T {
   return new Proxy(client, {
     get(target, property, receiver) {
       if (property === 'unsafe') {
         return (query: string, args?: postgres.ParameterOrJSON<never>[], options?: postgres.UnsafeQueryOptions) =>
-          target.unsafe(query, args, args?.length ? { ...options, prepare: true } : options);
+          target.unsafe(query, args, args?.length && !VARIABLE_LIST.test(query) ? { ...options, prepare: true } : options);
       }
       if (property === 'begin' || property === 'savepoint') {
         return (...args: unknown[]) => {

@@ -151,7 +151,12 @@ export function checkoutRoutes(app: FastifyInstance, deps: Deps): void {
       const lang = localeLanguage(row.locale) ?? 'en';
       const chunk = localeChunk(lang);
       reply.type('text/html; charset=utf-8');
-      return checkoutPage(`${deps.config.publicUrl}/checkout/${token}`, lang, widgetSrc, chunk ? `/widget/${chunk}` : null, await checkoutView(deps, row));
+      // Pricing a NEW payment's options needs the rates: if they fail, the page still loads and the widget asks itself.
+      const view = await checkoutView(deps, row).catch((error: unknown) => {
+        request.log.warn({ err: error }, 'checkout view not inlined');
+        return null;
+      });
+      return checkoutPage(`${deps.config.publicUrl}/checkout/${token}`, lang, widgetSrc, chunk ? `/widget/${chunk}` : null, view);
     },
   );
 

@@ -35,27 +35,42 @@ export async function expirePayment(deps: Deps, paymentId: string): Promise<Paym
   });
 }
 
+/** A job locked longer than this belongs to a worker that died (graphile-worker keeps its lock for hours). */
+const STALE_LOCK = '5 minutes';
+/** The statuses inlined as literals, so the statement matches the partial index `payments_expirable`. */
+const EXPIRABLE = sql.raw(EXPIRABLE_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', '));
+
 /**
  * Give every open ONE_TIME payment expiring by now + `lookaheadMs` its
- * exact-time `expire_payment` job, unless it has one. An overdue payment
- * whose deposit is still in flight is left to that deposit's resolution.
- * Returns how many jobs it added.
+ * exact-time `expire_payment` job, unless it has a live one (a job whose
+ * worker died, or that used up its attempts, does not count: add_job then
+ * replaces it). An overdue payment whose deposit is still in flight is left
+ * to that deposit's resolution. Batches of `batch` until none is left (at
+ * most `maxBatches` a run). Returns how many jobs it added.
  */
-export async function scheduleExpiries(deps: Deps, lookaheadMs = EXPIRY_LOOKAHEAD_MS, limit = 5000): Promise<number> {
+export async function scheduleExpiries(deps: Deps, lookaheadMs = EXPIRY_LOOKAHEAD_MS, batch = 5000, maxBatches = 100): Promise<number> {
   const now = deps.now();
-  const [row] = (await deps.database.db.execute(sql`
-    select count(${addJobSql('expire_payment', sql`json_build_object('paymentId', p.id)`, {
-      runAt: sql`p.expires_at`,
-      jobKey: sql`'expire_payment:' || p.id`,
-    })})::int as added
-    from (
-      select id, expires_at from payments
-      where type = 'ONE_TIME' and status in ${EXPIRABLE_PAYMENT_STATUSES}
-        and expires_at <= ${new Date(now.getTime() + lookaheadMs).toISOString()}::timestamptz
-        and (expires_at > ${now.toISOString()}::timestamptz or not exists (
-          select 1 from deposits d where d.payment_id = payments.id and d.status in ('UNCONFIRMED', 'COMPLIANCE_REVIEW')))
-        and not exists (select 1 from graphile_worker.jobs j where j.key = 'expire_payment:' || payments.id)
-      order by expires_at limit ${limit}
-    ) p`)) as unknown as [{ added: number }];
-  return row.added;
+  let total = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const [row] = (await deps.database.db.execute(sql`
+      select count(${addJobSql('expire_payment', sql`json_build_object('paymentId', p.id)`, {
+        runAt: sql`p.expires_at`,
+        jobKey: sql`'expire_payment:' || p.id`,
+      })})::int as added
+      from (
+        select id, expires_at from payments
+        where type = 'ONE_TIME' and status in (${EXPIRABLE})
+          and expires_at <= ${new Date(now.getTime() + lookaheadMs).toISOString()}::timestamptz
+          and (expires_at > ${now.toISOString()}::timestamptz or not exists (
+            select 1 from deposits d where d.payment_id = payments.id and d.status in ('UNCONFIRMED', 'COMPLIANCE_REVIEW')))
+          and not exists (
+            select 1 from graphile_worker.jobs j
+            where j.key = 'expire_payment:' || payments.id and j.attempts < j.max_attempts
+              and (j.locked_at is null or j.locked_at > now() - interval '${sql.raw(STALE_LOCK)}'))
+        order by expires_at limit ${batch}
+      ) p`)) as unknown as [{ added: number }];
+    total += row.added;
+    if (row.added < batch) break;
+  }
+  return total;
 }

@@ -807,6 +807,37 @@ describe('driven by hand (no worker)', () => {
       expect((await jobsFor(p.paymentId)).map((j) => new Date(j.run_at).getTime())).toEqual([createdAt.getTime() + 30 * 60_000]);
     });
 
+    it('a job held by a dead worker (locked for over 5 minutes) or out of attempts is replaced; a live one is not', async () => {
+      const p = await mBtc('0.01');
+      m.clock.advance(29 * 60_000);
+      expect(await scheduleExpiries(m.deps)).toBeGreaterThanOrEqual(1);
+      const key = `expire_payment:${p.paymentId}`;
+      const jobs = () => rows<{ id: string; key: string | null }>(m.db.sql`select id, key from graphile_worker._private_jobs where payload->>'paymentId' = ${p.paymentId} order by id`);
+      const [first] = await jobs();
+      // A worker takes it and dies: locked 4 minutes ago, still live; 6 minutes ago, stale.
+      await m.db.sql`update graphile_worker._private_jobs set locked_at = now() - interval '4 minutes', locked_by = 'dead' where key = ${key}`;
+      await scheduleExpiries(m.deps);
+      expect((await jobs()).map((j) => j.id)).toEqual([first!.id]);
+      await m.db.sql`update graphile_worker._private_jobs set locked_at = now() - interval '6 minutes' where key = ${key}`;
+      await scheduleExpiries(m.deps);
+      const after = await jobs();
+      expect(after).toHaveLength(2);
+      expect(after.find((j) => j.key === key)!.id).not.toBe(first!.id);
+      // Out of attempts (failed 25 times): revived under the same key.
+      await m.db.sql`delete from graphile_worker._private_jobs where payload->>'paymentId' = ${p.paymentId} and key is null`;
+      await m.db.sql`update graphile_worker._private_jobs set locked_at = null, locked_by = null, attempts = max_attempts where key = ${key}`;
+      await scheduleExpiries(m.deps);
+      expect(await rows<{ attempts: number }>(m.db.sql`select attempts from graphile_worker.jobs where key = ${key}`)).toEqual([{ attempts: 0 }]);
+    });
+
+    it('schedules in batches until none is left', async () => {
+      const ids = [];
+      for (let i = 0; i < 5; i++) ids.push((await mBtc('0.01')).paymentId);
+      m.clock.advance(30 * 60_000);
+      expect(await scheduleExpiries(m.deps, EXPIRY_LOOKAHEAD_MS, 2)).toBeGreaterThanOrEqual(5);
+      for (const id of ids) expect((await jobsFor(id)).map((j) => j.task_identifier)).toEqual(['expire_payment']);
+    });
+
     it('expirationMinutes 0 means 7 days (10080), and the job is scheduled for then', async () => {
       const createdAt = m.clock.now();
       const p = await mBtc('0.01', m.business, { expirationMinutes: 0 });

@@ -1,6 +1,7 @@
 /**
- * Crash safety (issue 7.3), with real processes killed by SIGKILL (the whole
- * process group: tsx runs the script in a node child of its own).
+ * Crash safety (issue 7.3), with real processes killed by SIGKILL: Kassa as
+ * `npm start` runs it (`node dist/server/main.js`), killed with its whole
+ * process group.
  *
  * 1. Callbacks: ≈200 withdrawal outcomes (1,000 under `npm run soak`) are
  *    broadcast and called back by a worker child; the receiver answers slowly,
@@ -9,13 +10,14 @@
  *    aged in SQL, `sweepCallbacks` with the clock ahead) — every callback is
  *    delivered, a duplicate only ever under the same webhook-id and body.
  * 2. Payment creation: a burst of signed POST /v1/payments against a web
- *    child (`tsx server/main.ts --role=web`) that is killed mid-burst. Every
- *    200 answered before the kill is in the database, every payment has its
- *    creation event (and its expiry job), and clients retrying after a restart
+ *    child (`--role=web`) that is killed mid-burst. Every 200 answered before
+ *    the kill is in the database, every payment has its creation event and
+ *    its expiry time (what the expiry sweep schedules from), and clients retrying after a restart
  *    get exactly one payment per clientPaymentId.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../db/embedded.js';
@@ -25,7 +27,7 @@ import { authorizationHeader } from '../../server/http/signature.js';
 import { postEntries } from '../../server/ledger/ledger.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { Receiver, type Hit } from '../callbacks/receiver.js';
-import { groupPids, kassaEnv, scale, SOAK, spawnTsx, startKassaChild, waitFor, type Kid } from './support.js';
+import { groupPids, KASSA_BUNDLE, kassaEnv, scale, SOAK, spawnKid, startKassaChild, waitFor, type Kid } from './support.js';
 
 const CALLBACKS = scale('KASSA_CRASH_CALLBACKS', 200, 1000);
 /** 200 answers before the web process is killed. */
@@ -56,12 +58,12 @@ async function killAndWait(kid: Kid, what: string): Promise<void> {
 }
 
 /**
- * The production worker: `tsx server/main.ts --role=worker` (its pool of 10
+ * The production worker: `node dist/server/main.js --role=worker` (its pool of 10
  * connections, concurrency 4, the cron sweeps). It prints nothing when ready;
  * the caller waits for the work it does.
  */
 function startWorkerChild(): Kid {
-  const kid = spawnTsx('server/main.ts', ['--role=worker'], { ...kassaEnv(t.db.url, { PUBLIC_URL: 'http://kassa.test' }), ...ENV });
+  const kid = spawnKid(process.execPath, [resolve(KASSA_BUNDLE), '--role=worker'], { ...kassaEnv(t.db.url, { PUBLIC_URL: 'http://kassa.test' }), ...ENV });
   kids.push(kid);
   return kid;
 }
@@ -244,11 +246,11 @@ describe('a web process SIGKILLed during a burst of payment creations', () => {
     const stored = new Map(rows.map((r) => [r.client_payment_id, r.id]));
     const lost = [...answered].filter(([cid, pid]) => stored.get(cid) !== pid);
     expect(lost).toEqual([]);
-    // no payment without its creation event, nor a one-time payment without its expiry time
+    // no payment without its creation event, nor a one-time payment without its expiry time (the sweep's input)
     const orphans = (await t.db.db.execute(sql`
       select p.id from payments p
       where not exists (select 1 from payment_events e where e.payment_id = p.id and e.from_status is null and e.reason = 'created')
-         or (p.type = 'ONE_TIME' and p.expires_at is null)`)) as unknown as { id: string }[];
+         or (p.type = 'ONE_TIME' and p.expires_at is distinct from p.initiated_at + make_interval(mins => p.expiration_minutes))`)) as unknown as { id: string }[];
     expect(orphans).toEqual([]);
 
     // A restarted web process; clients retry whatever got no answer: one payment per clientPaymentId.

@@ -7,10 +7,13 @@
  * with KASSA_SOAK=1, which selects the long versions.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type postgres from 'postgres';
 import { TEST_MASTER_KEY } from '../helpers/app.js';
+
+/** What `npm start` runs. */
+export const KASSA_BUNDLE = 'dist/server/main.js';
 
 /** True when run by `npm run soak` (the long versions). */
 export const SOAK = process.env.KASSA_SOAK === '1';
@@ -65,11 +68,11 @@ export type Kid = {
 };
 
 /**
- * Spawn `tsx <script> [args]` in its own process group with exactly `env`
- * (plus PATH and HOME). The caller must `kill()` it (afterAll / finally).
+ * Spawn `command [args]` in its own process group with exactly `env` (plus
+ * PATH and HOME). The caller must `kill()` it (afterAll / finally).
  */
-export function spawnTsx(script: string, args: string[], env: Record<string, string>): Kid {
-  const proc = spawn(resolve('node_modules/.bin/tsx'), [resolve(script), ...args], {
+export function spawnKid(command: string, args: string[], env: Record<string, string>): Kid {
+  const proc = spawn(command, args, {
     cwd: resolve('.'),
     detached: true,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
@@ -135,14 +138,18 @@ export function kassaEnv(databaseUrl: string, extra: Record<string, string> = {}
   };
 }
 
-/** `tsx server/main.ts [--role=…]` on `port`; resolves once /ready answers 200. */
+/**
+ * Kassa as `npm start` runs it, `node dist/server/main.js [--role=…]` (the
+ * bundle `npm test` builds first), on `port`; resolves once /ready answers 200.
+ */
 export async function startKassaChild(
   databaseUrl: string,
   port: number,
   options: { role?: 'web' | 'worker' | 'all'; env?: Record<string, string>; readyTimeoutMs?: number } = {},
 ): Promise<Kid & { url: string }> {
   const url = `http://127.0.0.1:${port}`;
-  const kid = spawnTsx('server/main.ts', options.role && options.role !== 'all' ? [`--role=${options.role}`] : [], {
+  if (!existsSync(resolve(KASSA_BUNDLE))) throw new Error(`${KASSA_BUNDLE} is missing: run npm run build (npm test does)`);
+  const kid = spawnKid(process.execPath, [resolve(KASSA_BUNDLE), ...(options.role && options.role !== 'all' ? [`--role=${options.role}`] : [])], {
     ...kassaEnv(databaseUrl, { PORT: String(port), PUBLIC_URL: url }),
     ...options.env,
   });

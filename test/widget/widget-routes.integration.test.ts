@@ -62,6 +62,24 @@ describe('hosted checkout page', () => {
     expect(view).toMatchObject({ status: 'PENDING', depositCurrency: 'BTC' });
   });
 
+  it('still serves the page, without the inlined view, when the view cannot be built (rates down for a NEW payment)', async () => {
+    const res = await t.signed('POST', '/v1/payments', {
+      clientPaymentId: `route-new-${Math.random()}`, businessId: t.business.businessId, locale: 'en', displayCurrency: 'EUR', displayAmount: '10.00',
+    });
+    const token = (res.json().paymentUrl as string).split('/').pop()!;
+    const rates = t.deps.rates;
+    t.deps.rates = { rate: () => Promise.reject(new Error('rates provider down')) };
+    try {
+      const page = await t.app.inject({ url: `/checkout/${token}`, headers: { accept: 'text/html' } });
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain(`<crypto-checkout payment-url="http://kassa.test/checkout/${token}" full-page></crypto-checkout>`);
+    } finally {
+      t.deps.rates = rates;
+    }
+    const page = await t.app.inject({ url: `/checkout/${token}`, headers: { accept: 'text/html' } });
+    expect(page.body).toContain('<script type="application/json">');
+  });
+
   it('escapes the inlined view so no text in it can close its script element', () => {
     const hostile = '</script><script>alert(1)</script><!--';
     const html = checkoutPage('https://kassa.test/checkout/x', 'en', '/widget/crypto-checkout.js', null, { hostile } as unknown as CheckoutView);
