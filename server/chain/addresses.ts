@@ -30,9 +30,26 @@ const hash160 = (data: Uint8Array): Uint8Array => ripemd160(sha256(data));
 /** BIP44 coin types (SLIP-44) for the secp256k1 networks. BSC reuses ETH's 60: it is an EVM address. */
 const COIN_TYPE = { BTC: 0, LTC: 2, BCH: 145, ETH: 60, BSC: 60, TRX: 195, XRP: 144 } as const;
 
+/**
+ * The external chain of each coin's first account, m/44'/coin'/0'/0, per
+ * seed: deriving it takes four levels of elliptic-curve work that every
+ * address of the coin shares, so it is done once (a payment then derives one
+ * level). Keyed by the seed's identity: a seed buffer lives as long as its
+ * chain adapter.
+ */
+const externalChains = new WeakMap<Uint8Array, Map<number, HDKey>>();
+
+function externalChain(seed: Uint8Array, coin: number): HDKey {
+  let byCoin = externalChains.get(seed);
+  if (!byCoin) externalChains.set(seed, (byCoin = new Map()));
+  let node = byCoin.get(coin);
+  if (!node) byCoin.set(coin, (node = HDKey.fromMasterSeed(seed).derive(`m/44'/${coin}'/0'/0`)));
+  return node;
+}
+
 /** Compressed secp256k1 public key at m/44'/coin'/0'/0/index. */
 function bip44PublicKey(seed: Uint8Array, coin: number, index: number): Uint8Array {
-  const key = HDKey.fromMasterSeed(seed).derive(`m/44'/${coin}'/0'/0/${index}`);
+  const key = externalChain(seed, coin).deriveChild(index);
   if (!key.publicKey) throw new Error('BIP32 derivation produced no public key');
   return key.publicKey;
 }

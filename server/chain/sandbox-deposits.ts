@@ -6,7 +6,7 @@
  * confirmed, or dropped when `confirm` is false (a chain failure).
  */
 import { eq } from 'drizzle-orm';
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { createHash, randomInt, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { sandboxTransactions } from '../../db/schema.js';
 import { enqueue } from '../../jobs/enqueue.js';
@@ -32,6 +32,9 @@ export type SimulateDepositInput = z.infer<typeof SimulateDepositSchema>;
 
 export type SimulatedDeposit = { transactionId: string; txHash: string; ingest: IngestResult };
 
+/** The seed of the sandbox's made-up senders: a random one of its addresses sends each simulated deposit. */
+const SENDERS_SEED = createHash('sha256').update('kassa sandbox senders').digest();
+
 export async function simulateDeposit(deps: Deps, payment: PaymentRow, input: SimulateDepositInput): Promise<SimulatedDeposit> {
   if (!payment.walletAddress) {
     throw new KassaError(422, 'PAYMENT_HAS_NO_ADDRESS', `Payment ${payment.id} is NEW: choose its currency and network first.`);
@@ -44,7 +47,7 @@ export async function simulateDeposit(deps: Deps, payment: PaymentRow, input: Si
     const check = validateAddress(network, input.fromAddress);
     if (!check.valid) throw validationFailed([{ field: 'fromAddress', message: check.reason }]);
   }
-  const fromAddress = input.fromAddress ?? deriveDepositAddress(randomBytes(32), network, randomInt(1, 1_000_000)).address;
+  const fromAddress = input.fromAddress ?? deriveDepositAddress(SENDERS_SEED, network, randomInt(1, 1_000_000)).address;
   const txHash = sandboxTxHash(network, randomUUID());
   const now = deps.now();
   const transactionId = await deps.database.db.transaction(async (tx) => {
