@@ -5,7 +5,8 @@
  */
 import postgres from 'postgres';
 import { drizzle, type PostgresJsDatabase, type PostgresJsQueryResultHKT } from 'drizzle-orm/postgres-js';
-import type { PgDatabase } from 'drizzle-orm/pg-core';
+import { PgDialect, type PgDatabase } from 'drizzle-orm/pg-core';
+import type { SQL } from 'drizzle-orm';
 import * as schema from './schema.js';
 
 export type Db = PostgresJsDatabase<typeof schema>;
@@ -47,4 +48,17 @@ export function preparedPerPool<Q>(build: (db: Db) => Q): (db: Db) => Q {
     if (!query) prepared.set(db, (query = build(db)));
     return query;
   };
+}
+
+const dialect = new PgDialect();
+
+/**
+ * Run SQL built with drizzle's `sql` as a named prepared statement (postgres.js
+ * keeps one per text and connection): for hot statements drizzle cannot
+ * `.prepare()`, such as a CTE written in SQL. Its parameters must be driver
+ * values already (strings, numbers, booleans, null).
+ */
+export function executePrepared<Row>(database: Database, query: SQL): Promise<Row[]> {
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  return database.sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true }) as unknown as Promise<Row[]>;
 }

@@ -11,7 +11,7 @@
  * a killed worker.
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
+import { executePrepared, preparedPerPool, type Queryable } from '../../db/client.js';
 import { businesses, callbackAttempts, callbackDeliveries } from '../../db/schema.js';
 import { addJobSql, enqueue } from '../../jobs/enqueue.js';
 import type { Deps } from '../deps.js';
@@ -70,14 +70,20 @@ export function nextAttemptAt(first: Date, attemptsInCycle: number, now: Date, i
 
 export type AttemptOutcome = 'DELIVERED' | 'RETRY' | 'EXPIRED' | 'SKIPPED';
 
-/** One attempt (the `deliver_callback` task). */
-export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<AttemptOutcome> {
-  const db = deps.database.db;
-  const [found] = await db
+/** A delivery and its business's callback secret (encrypted), as a prepared query. */
+const deliveryWithSecret = preparedPerPool((db) =>
+  db
     .select({ delivery: callbackDeliveries, secret: businesses.callbackSecretEnc })
     .from(callbackDeliveries)
     .innerJoin(businesses, eq(businesses.id, callbackDeliveries.businessId))
-    .where(eq(callbackDeliveries.id, deliveryId));
+    .where(eq(callbackDeliveries.id, sql.placeholder('deliveryId')))
+    .prepare('kassa_delivery_with_secret'),
+);
+
+/** One attempt (the `deliver_callback` task). */
+export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<AttemptOutcome> {
+  const db = deps.database.db;
+  const [found] = await deliveryWithSecret(db).execute({ deliveryId });
   if (!found || found.delivery.status !== 'PENDING') return 'SKIPPED';
   const { delivery } = found;
   const secret = decryptSecret(deps.masterKey, found.secret);
@@ -95,7 +101,7 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
   // The whole outcome in one statement (atomic without BEGIN/COMMIT): a compare-and-set on the
   // attempt count claims the attempt (if another runner logged it, nothing happens), logs it, and
   // on RETRY adds the next job.
-  const [row] = (await db.execute(sql`
+  const [row] = await executePrepared<{ claimed: number }>(deps.database, sql`
     with claimed as (
       update callback_deliveries
       set attempts = ${attempt}, status = ${status}, next_attempt_at = ${next?.toISOString() ?? null}::timestamptz,
@@ -111,8 +117,8 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
       select ${addJobSql('deliver_callback', { deliveryId }, { runAt: next ?? undefined, jobKey: jobKey(deliveryId), maxAttempts: 3, queueName: queueOf(delivery.kind, delivery.subjectId) })}
       from claimed where ${outcome === 'RETRY'}
     )
-    select (select count(*) from claimed)::int as claimed, (select count(*) from scheduled)::int as scheduled`)) as unknown as [{ claimed: number }];
-  return row.claimed ? outcome : 'SKIPPED';
+    select (select count(*) from claimed)::int as claimed, (select count(*) from scheduled)::int as scheduled`);
+  return row?.claimed ? outcome : 'SKIPPED';
 }
 
 /**
