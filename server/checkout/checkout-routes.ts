@@ -12,17 +12,15 @@
  *   immutable for a year, the hash changes with the content;
  * - the language chunks have content hashes in their names: immutable.
  */
-import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectPath } from '../project-paths.js';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
-import { payments } from '../../db/schema.js';
 import type { Deps } from '../deps.js';
 import { problem, sendProblem } from '../http/problem.js';
-import { checkoutView, TOKEN_RE } from './checkout-service.js';
+import { checkoutView, findPaymentByToken, TOKEN_RE } from './checkout-service.js';
 import type { CheckoutView } from './checkout-view.js';
 import { RateLimitedError } from '../http/rate-limit.js';
 import { localeLanguage } from '../payments/create-payment.schema.js';
@@ -141,7 +139,7 @@ export function checkoutRoutes(app: FastifyInstance, deps: Deps): void {
         if (!(error instanceof RateLimitedError) || !html) throw error;
         return reply.code(429).headers(error.headers).type('text/html; charset=utf-8').send(htmlPage('Too many requests', error.message));
       }
-      const row = TOKEN_RE.test(token) ? await deps.database.db.query.payments.findFirst({ where: eq(payments.checkoutToken, token) }) : undefined;
+      const row = await findPaymentByToken(deps, token);
       if (!row) {
         // A person following a bad link gets a page; a program gets problem+json like everywhere else.
         if (!html) return sendProblem(reply, problem(404, 'NOT_FOUND', 'No checkout with this token.'));

@@ -13,10 +13,13 @@ import { toCheckoutView, type CheckoutOption, type CheckoutView } from './checko
 
 export const TOKEN_RE = /^[A-Za-z0-9_-]{22}$/;
 
+/** The payment of a checkout token; undefined for an unknown or malformed token. */
+export async function findPaymentByToken(deps: Deps, token: string): Promise<PaymentRow | undefined> {
+  return TOKEN_RE.test(token) ? deps.database.db.query.payments.findFirst({ where: eq(payments.checkoutToken, token) }) : undefined;
+}
+
 export async function paymentByToken(deps: Deps, token: string): Promise<PaymentRow> {
-  const row = TOKEN_RE.test(token)
-    ? await deps.database.db.query.payments.findFirst({ where: eq(payments.checkoutToken, token) })
-    : undefined;
+  const row = await findPaymentByToken(deps, token);
   if (!row) throw notFound('No checkout with this token.');
   return row;
 }
