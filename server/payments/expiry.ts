@@ -20,6 +20,7 @@ import { addJobSql } from '../../jobs/enqueue.js';
 import type { Deps } from '../deps.js';
 import type { PaymentStatus } from '../money/catalog.js';
 import { EXPIRABLE_PAYMENT_STATUSES } from './payment-states.js';
+import { PENDING_DEPOSIT } from './payment-status.js';
 import { reevaluatePayment } from './deposit-service.js';
 
 /** Twice the scheduling period: a run that is late by up to a minute still schedules every job in time. */
@@ -37,8 +38,10 @@ export async function expirePayment(deps: Deps, paymentId: string): Promise<Paym
 
 /** A job locked longer than this belongs to a worker that died (graphile-worker keeps its lock for hours). */
 const STALE_LOCK = '5 minutes';
-/** The statuses inlined as literals, so the statement matches the partial index `payments_expirable`. */
-const EXPIRABLE = sql.raw(EXPIRABLE_PAYMENT_STATUSES.map((s) => `'${s}'`).join(', '));
+/** Status constants as SQL literals: the expirable ones must be literals to match the partial index `payments_expirable`. */
+const literals = (statuses: readonly string[]) => sql.raw(statuses.map((s) => `'${s}'`).join(', '));
+const EXPIRABLE = literals(EXPIRABLE_PAYMENT_STATUSES);
+const PENDING = literals(PENDING_DEPOSIT);
 
 /**
  * Give every open ONE_TIME payment expiring by now + `lookaheadMs` its
@@ -62,7 +65,7 @@ export async function scheduleExpiries(deps: Deps, lookaheadMs = EXPIRY_LOOKAHEA
         where type = 'ONE_TIME' and status in (${EXPIRABLE})
           and expires_at <= ${new Date(now.getTime() + lookaheadMs).toISOString()}::timestamptz
           and (expires_at > ${now.toISOString()}::timestamptz or not exists (
-            select 1 from deposits d where d.payment_id = payments.id and d.status in ('UNCONFIRMED', 'COMPLIANCE_REVIEW')))
+            select 1 from deposits d where d.payment_id = payments.id and d.status in (${PENDING})))
           and not exists (
             select 1 from graphile_worker.jobs j
             where j.key = 'expire_payment:' || payments.id and j.attempts < j.max_attempts

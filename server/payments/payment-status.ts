@@ -23,7 +23,8 @@ export type DepositFacts = {
   coverage: Dec;
 };
 
-const PENDING_DEPOSIT: readonly DepositStatus[] = ['UNCONFIRMED', 'COMPLIANCE_REVIEW'];
+/** A deposit not final yet: the payment waits for it (and so does its expiry). */
+export const PENDING_DEPOSIT: readonly DepositStatus[] = ['UNCONFIRMED', 'COMPLIANCE_REVIEW'];
 
 /**
  * FLOATING payments priced in fiat are covered when the fiat value of their
