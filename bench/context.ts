@@ -1,6 +1,6 @@
 /** What every scenario receives from the harness. */
 import type { Database } from '../db/client.js';
-import { authorizationHeader } from '../server/http/signature.js';
+import { authorizationHeader } from '../server/edges/rest/signature.rules.js';
 import type { BenchDatabase, Child, Cleanup, KassaProcess } from './env.js';
 
 export type BenchOptions = {

@@ -5,7 +5,7 @@
  */
 import { migrate as drizzleMigrate } from 'drizzle-orm/postgres-js/migrator';
 import { Logger, runMigrations } from 'graphile-worker';
-import { projectPath } from '../server/project-paths.js';
+import { projectPath } from '../server/platform/project-paths.js';
 import { connect } from './client.js';
 
 export const MIGRATIONS_FOLDER = projectPath('db/migrations');

@@ -5,7 +5,7 @@
  * (default 25.00) and CURRENCY (default EUR).
  */
 import { randomUUID } from 'node:crypto';
-import { authorizationHeader } from '../server/http/signature.js';
+import { authorizationHeader } from '../server/edges/rest/signature.rules.js';
 
 const env = (name: string, fallback?: string): string => {
   const value = process.env[name] ?? fallback;

@@ -5,13 +5,13 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { createApiKey, createBusiness, createOperator, getBusiness } from './businesses/business-service.js';
-import { ConfigError, loadConfig } from './config.js';
-import { SCOPES, type Scope } from './money/catalog.js';
-import { buildDeps, connect, openDatabase, resolveMasterKey } from './runtime.js';
-import { simulateDeposit, SimulateDepositSchema } from './chain/sandbox-deposits.js';
-import { chooseCurrency, loadPaymentById } from './payments/payment-service.js';
-import { listAttempts, listDeliveries, redeliver } from './callbacks/delivery-service.js';
+import { createApiKey, createBusiness, createOperator, getBusiness } from './modules/businesses/business.service.js';
+import { ConfigError, loadConfig } from './platform/config.js';
+import { SCOPES, type Scope } from './modules/money/catalog.js';
+import { buildDeps, connect, openDatabase, resolveMasterKey } from './compose.js';
+import { simulateDeposit, SimulateDepositSchema } from './adapters/chain/sandbox-faucet.js';
+import { chooseCurrency, loadPaymentById } from './modules/payments/payment.service.js';
+import { listAttempts, listDeliveries, redeliver } from './modules/callbacks/delivery.service.js';
 
 const USAGE = `Usage: npm run kassa -- <command> [options]
 

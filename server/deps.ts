@@ -4,13 +4,13 @@
  * with their own database and clock.
  */
 import type { Database } from '../db/client.js';
-import type { ChainAdapter } from './chain/adapter.js';
-import type { AmlProvider } from './compliance/aml.js';
-import type { CallbackSender } from './callbacks/egress.js';
-import type { RateLimits } from './http/rate-limit.js';
-import type { Config } from './config.js';
-import type { RatesProvider } from './money/rates.js';
-import type { MasterKey } from './security/secrets.js';
+import type { ChainAdapter } from './modules/networks/ports.js';
+import type { AmlProvider } from './adapters/screening/sandbox.js';
+import type { CallbackSender } from './adapters/callbacks/http-transport.js';
+import type { RateLimits } from './platform/rate-limit.js';
+import type { Config } from './platform/config.js';
+import type { RatesProvider } from './adapters/rates/sandbox.js';
+import type { MasterKey } from './platform/secrets.js';
 
 export type Deps = {
   config: Config;

@@ -6,10 +6,10 @@
 import { parseArgs } from 'node:util';
 import type { Runner } from 'graphile-worker';
 import { startWorker } from '../jobs/worker.js';
-import { createServer, type KassaServer } from './app.js';
-import { createDemoBusinessIfEmpty, demoBanner } from './bootstrap.js';
-import { ConfigError, loadConfig } from './config.js';
-import { buildDeps, connect, openDatabase, resolveMasterKey } from './runtime.js';
+import { createServer, type KassaServer } from './edges/app.js';
+import { createDemoBusinessIfEmpty, demoBanner } from './modules/businesses/bootstrap.js';
+import { ConfigError, loadConfig } from './platform/config.js';
+import { buildDeps, connect, openDatabase, resolveMasterKey } from './compose.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { role: { type: 'string', default: 'all' } } });

@@ -32,10 +32,10 @@ import { runAutocannon } from '../bench/load.js';
 import { makeRow, type Machine, type Row } from '../bench/report.js';
 import { percentiles, round, sleep } from '../bench/stats.js';
 import { connect } from '../db/client.js';
-import { createBusiness } from '../server/businesses/business-service.js';
-import { authorizationHeader } from '../server/http/signature.js';
-import { postEntries } from '../server/ledger/ledger.js';
-import { generateMasterKey, parseMasterKey } from '../server/security/secrets.js';
+import { createBusiness } from '../server/modules/businesses/business.service.js';
+import { authorizationHeader } from '../server/edges/rest/signature.rules.js';
+import { postEntries } from '../server/modules/ledger/ledger.service.js';
+import { generateMasterKey, parseMasterKey } from '../server/platform/secrets.js';
 
 const { values } = parseArgs({
   options: {

@@ -8,11 +8,11 @@ import { promisify } from 'node:util';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeys, businesses } from '../db/schema.js';
-import { createServer, type KassaServer } from '../server/app.js';
-import { findOperatorByToken } from '../server/businesses/business-service.js';
-import { authorizationHeader } from '../server/http/signature.js';
-import { buildDeps } from '../server/runtime.js';
-import { decryptSecret, parseMasterKey } from '../server/security/secrets.js';
+import { createServer, type KassaServer } from '../server/edges/app.js';
+import { findOperatorByToken } from '../server/modules/businesses/business.service.js';
+import { authorizationHeader } from '../server/edges/rest/signature.rules.js';
+import { buildDeps } from '../server/compose.js';
+import { decryptSecret, parseMasterKey } from '../server/platform/secrets.js';
 import { TEST_MASTER_KEY, testConfig } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 

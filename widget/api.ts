@@ -5,7 +5,7 @@
  * the last event id). Only the router's type is imported from the server.
  */
 import { createTRPCClient, httpLink, httpSubscriptionLink, splitLink } from '@trpc/client';
-import type { CheckoutRouter } from '../server/checkout/checkout-router.js';
+import type { CheckoutRouter } from '../server/edges/checkout/checkout-router.js';
 
 export type CheckoutTarget = { apiUrl: string; token: string };
 

@@ -4,7 +4,7 @@
  * tested without a browser: the phase, the progress steps, the headline,
  * whether the payment is complete, and where and how to redirect.
  */
-import type { CheckoutDeposit, CheckoutOption, CheckoutView } from '../server/checkout/checkout-view.js';
+import type { CheckoutDeposit, CheckoutOption, CheckoutView } from '../server/modules/payments/checkout-view.rules.js';
 import type { MessageKey } from './localize.js';
 
 export type { CheckoutDeposit, CheckoutOption, CheckoutView };

@@ -2,7 +2,7 @@
  * The DOM events `<crypto-checkout>` dispatches. Both bubble and are
  * composed (they cross shadow roots), and carry a typed `detail`.
  */
-import type { CheckoutView } from '../server/checkout/checkout-view.js';
+import type { CheckoutView } from '../server/modules/payments/checkout-view.rules.js';
 
 /** Detail of `checkout-status`: the payment's status changed (also fired for the first status seen). */
 export type CheckoutStatusDetail = {

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { authorizationHeader } from '../../server/http/signature.js';
+import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import type { BenchContext } from '../context.js';
 import { cpuMs, RssSampler } from '../env.js';
 import { runAutocannon, runClosedLoop, runPaced, type LoadResult } from '../load.js';

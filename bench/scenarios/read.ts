@@ -4,7 +4,7 @@
  * through postgres.js (same pool size, same concurrency).
  */
 import postgres from 'postgres';
-import { authorizationHeader } from '../../server/http/signature.js';
+import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import { createCryptoPayment, simulateDepositOverHttp, type BenchContext } from '../context.js';
 import { cpuMs } from '../env.js';
 import { runAutocannon, runClosedLoop } from '../load.js';

@@ -2,7 +2,7 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Deps } from '../../server/deps.js';
-import { broadcastRefund } from '../../server/payments/refunds.js';
+import { broadcastRefund } from '../../server/modules/deposits/refund.service.js';
 
 const Payload = z.object({ refundId: z.uuid() });
 

@@ -2,7 +2,7 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Deps } from '../../server/deps.js';
-import { broadcastWithdrawal } from '../../server/withdrawals/withdrawal-service.js';
+import { broadcastWithdrawal } from '../../server/modules/withdrawals/withdrawal.service.js';
 
 const Payload = z.object({ withdrawalId: z.uuid() });
 

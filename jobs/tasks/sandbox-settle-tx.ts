@@ -1,7 +1,7 @@
 /** Task `sandbox_settle_tx`: the sandbox chain confirms (or drops) one simulated transaction. */
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import { settleSandboxTx } from '../../server/chain/sandbox-deposits.js';
+import { settleSandboxTx } from '../../server/adapters/chain/sandbox-faucet.js';
 import type { Deps } from '../../server/deps.js';
 
 const Payload = z.object({ transactionId: z.uuid() });

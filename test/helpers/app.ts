@@ -3,13 +3,13 @@
  * demo business and helpers to send correctly signed requests.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { createServer } from '../../server/app.js';
-import { createBusiness, type BusinessSettings } from '../../server/businesses/business-service.js';
-import { loadConfig, type Config } from '../../server/config.js';
+import { createServer } from '../../server/edges/app.js';
+import { createBusiness, type BusinessSettings } from '../../server/modules/businesses/business.service.js';
+import { loadConfig, type Config } from '../../server/platform/config.js';
 import type { Deps } from '../../server/deps.js';
-import { authorizationHeader } from '../../server/http/signature.js';
-import { buildDeps } from '../../server/runtime.js';
-import { parseMasterKey } from '../../server/security/secrets.js';
+import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
+import { buildDeps } from '../../server/compose.js';
+import { parseMasterKey } from '../../server/platform/secrets.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 export const TEST_MASTER_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';

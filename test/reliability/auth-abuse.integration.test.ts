@@ -4,19 +4,19 @@
  * on a second web process), and brute force stopped by the failure limits
  * per API key and per client address (429 + Retry-After).
  *
- * The limits are per process (server/http/rate-limit.ts): with N web
+ * The limits are per process (server/platform/rate-limit.ts): with N web
  * processes a client gets at most N× the budget; the last test shows exactly
  * that, so the README's multi-instance statement is checked, not just written.
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type KassaServer } from '../../server/app.js';
-import { createApiKey } from '../../server/businesses/business-service.js';
-import { buildDeps } from '../../server/runtime.js';
-import { authorizationHeader } from '../../server/http/signature.js';
-import { postEntries } from '../../server/ledger/ledger.js';
-import type { Scope } from '../../server/money/catalog.js';
+import { createServer, type KassaServer } from '../../server/edges/app.js';
+import { createApiKey } from '../../server/modules/businesses/business.service.js';
+import { buildDeps } from '../../server/compose.js';
+import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
+import { postEntries } from '../../server/modules/ledger/ledger.service.js';
+import type { Scope } from '../../server/modules/money/catalog.js';
 import { startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { problemViolation } from './support.js';
 

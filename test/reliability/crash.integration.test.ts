@@ -6,7 +6,7 @@
  * 1. Callbacks: ≈200 withdrawal outcomes (1,000 under `npm run soak`) are
  *    broadcast and called back by a worker child; the receiver answers slowly,
  *    so many attempts are in flight when the worker is killed. After a restart
- *    — with time advanced the way test/callbacks/crash-safety does it (locks
+ *    — with time advanced the way test/modules/callbacks/crash-safety does it (locks
  *    aged in SQL, `sweepCallbacks` with the clock ahead) — every callback is
  *    delivered, a duplicate only ever under the same webhook-id and body.
  * 2. Payment creation: a burst of signed POST /v1/payments against a web
@@ -21,12 +21,12 @@ import { resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../db/embedded.js';
-import { sweepCallbacks } from '../../server/callbacks/delivery-service.js';
-import { verifyCallback } from '../../server/callbacks/signing.js';
-import { authorizationHeader } from '../../server/http/signature.js';
-import { postEntries } from '../../server/ledger/ledger.js';
+import { sweepCallbacks } from '../../server/modules/callbacks/delivery.service.js';
+import { verifyCallback } from '../../server/modules/callbacks/signing.js';
+import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
+import { postEntries } from '../../server/modules/ledger/ledger.service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { Receiver, type Hit } from '../callbacks/receiver.js';
+import { Receiver, type Hit } from '../modules/callbacks/receiver.js';
 import { groupPids, KASSA_BUNDLE, kassaEnv, scale, SOAK, spawnKid, startKassaChild, waitFor, type Kid } from './support.js';
 
 const CALLBACKS = scale('KASSA_CRASH_CALLBACKS', 200, 1000);
@@ -138,7 +138,7 @@ describe('a worker SIGKILLed with callbacks in flight', () => {
       `[crash] killed the worker with ${inFlight} requests open at the receiver, ${progress.delivered}/${progress.deliveries} deliveries done, ${progress.processing} withdrawals not yet broadcast\n`,
     );
 
-    // Time passes (simulated, as in test/callbacks/crash-safety): the dead worker's locks get old —
+    // Time passes (simulated, as in test/modules/callbacks/crash-safety): the dead worker's locks get old —
     // ten minutes for callback jobs (the sweep's business), five hours for the others (graphile-worker's own
     // four-hour lock expiry) — and the sweep runs with its clock two minutes ahead.
     await t.db.db.execute(sql`

@@ -18,9 +18,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../db/client.js';
 import { freePort, startEmbedded } from '../../db/embedded.js';
 import { migrate } from '../../db/migrate.js';
-import { createApiKey, createBusiness } from '../../server/businesses/business-service.js';
-import { authorizationHeader } from '../../server/http/signature.js';
-import { parseMasterKey } from '../../server/security/secrets.js';
+import { createApiKey, createBusiness } from '../../server/modules/businesses/business.service.js';
+import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
+import { parseMasterKey } from '../../server/platform/secrets.js';
 import { TEST_MASTER_KEY } from '../helpers/app.js';
 import { problemViolation, startKassaChild, waitFor, type Kid } from './support.js';
 

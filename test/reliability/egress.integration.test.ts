@@ -1,5 +1,5 @@
 /**
- * SSRF and egress (issue 7.6), end to end — what test/callbacks/egress.unit
+ * SSRF and egress (issue 7.6), end to end — what test/adapters/callbacks/http-transport.unit
  * does not cover: outside sandbox (KASSA_SANDBOX=false, no
  * KASSA_ALLOW_PRIVATE_CALLBACK_URLS) a business whose callback URL points at
  * loopback or the cloud metadata address gets a real withdrawal outcome
@@ -11,11 +11,11 @@ import { eq, sql } from 'drizzle-orm';
 import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callbackAttempts, callbackDeliveries } from '../../db/schema.js';
-import { createOperator } from '../../server/businesses/business-service.js';
-import { postEntries } from '../../server/ledger/ledger.js';
-import { appRouter } from '../../server/trpc/app-router.js';
-import { createContextInner } from '../../server/trpc/context.js';
-import { createCallerFactory } from '../../server/trpc/init.js';
+import { createOperator } from '../../server/modules/businesses/business.service.js';
+import { postEntries } from '../../server/modules/ledger/ledger.service.js';
+import { appRouter } from '../../server/edges/trpc/app-router.js';
+import { createContextInner } from '../../server/edges/trpc/context.js';
+import { createCallerFactory } from '../../server/edges/trpc/init.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { startTestWorker } from '../helpers/worker.js';
 import { waitFor } from './support.js';

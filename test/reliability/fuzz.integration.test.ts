@@ -20,9 +20,9 @@
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../server/businesses/business-service.js';
-import { postEntries } from '../../server/ledger/ledger.js';
-import { authorizationHeader } from '../../server/http/signature.js';
+import { createApiKey } from '../../server/modules/businesses/business.service.js';
+import { postEntries } from '../../server/modules/ledger/ledger.service.js';
+import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { changedTables, fingerprint, leaksInternals, problemViolation, scale, SOAK } from './support.js';
 

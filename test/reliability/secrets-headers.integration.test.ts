@@ -21,13 +21,13 @@ import { eq } from 'drizzle-orm';
 import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callbackDeliveries } from '../../db/schema.js';
-import { createServer, type KassaServer } from '../../server/app.js';
-import { createApiKey, createOperator } from '../../server/businesses/business-service.js';
-import { authorizationHeader } from '../../server/http/signature.js';
-import { postEntries } from '../../server/ledger/ledger.js';
+import { createServer, type KassaServer } from '../../server/edges/app.js';
+import { createApiKey, createOperator } from '../../server/modules/businesses/business.service.js';
+import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
+import { postEntries } from '../../server/modules/ledger/ledger.service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { startTestWorker } from '../helpers/worker.js';
-import { Receiver } from '../callbacks/receiver.js';
+import { Receiver } from '../modules/callbacks/receiver.js';
 import { waitFor } from './support.js';
 
 const BTC = 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4';

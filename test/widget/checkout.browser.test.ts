@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { chromium, type Browser, type BrowserContext, type Frame, type FrameLocator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../db/embedded.js';
-import { expirePayment } from '../../server/payments/expiry.js';
+import { expirePayment } from '../../server/modules/payments/expiry.service.js';
 import { qrPath } from '../../widget/qr.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually, startTestWorker } from '../helpers/worker.js';

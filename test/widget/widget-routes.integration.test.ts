@@ -7,8 +7,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkoutPage, WIDGET_DIR } from '../../server/checkout/checkout-routes.js';
-import type { CheckoutView } from '../../server/checkout/checkout-view.js';
+import { checkoutPage, WIDGET_DIR } from '../../server/edges/checkout/checkout-page.js';
+import type { CheckoutView } from '../../server/modules/payments/checkout-view.rules.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;

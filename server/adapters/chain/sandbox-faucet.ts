@@ -1,0 +1,109 @@
+/**
+ * Simulated deposits on the sandbox chain (test helper, tRPC, CLI). A
+ * simulated transfer is stored in `sandbox_transactions`, reported as SEEN to
+ * deposit ingestion the way a production watcher would report it, and
+ * settled by the `sandbox_settle_tx` job after KASSA_SANDBOX_CONFIRM_DELAY_S:
+ * confirmed, or dropped when `confirm` is false (a chain failure).
+ */
+import { eq } from 'drizzle-orm';
+import { createHash, randomInt, randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { sandboxTransactions } from '../../../db/schema.js';
+import { enqueue } from '../../../jobs/enqueue.js';
+import type { Deps } from '../../deps.js';
+import { KassaError, validationFailed } from '../../platform/errors.js';
+import { CRYPTO_CURRENCIES, DELISTED_CURRENCIES, NETWORKS, isCrypto, decimalsOf, type Network } from '../../modules/money/catalog.js';
+import { parseAmount } from '../../modules/money/decimal.js';
+import { ingestDeposit, type IngestResult } from '../../modules/deposits/deposit.service.js';
+import type { PaymentRow } from '../../modules/payments/payment-record.rules.js';
+import type { ChainState } from '../../modules/networks/ports.js';
+import { deriveDepositAddress, validateAddress } from '../../modules/networks/addresses.rules.js';
+import { sandboxTxHash } from '../../modules/networks/tx-hash.rules.js';
+
+export const SimulateDepositSchema = z.object({
+  depositCurrency: z.enum([...CRYPTO_CURRENCIES, ...DELISTED_CURRENCIES]),
+  network: z.enum(NETWORKS),
+  amount: z.string().max(64),
+  fromAddress: z.string().min(1).max(128).optional(),
+  riskScore: z.string().regex(/^(10(\.0)?|[0-9](\.[0-9])?)$/, 'a score from 0 to 10 with at most one decimal').optional(),
+  confirm: z.boolean().optional().describe('true (default): confirms after the delay; false: dropped from the chain (deposit FAILED).'),
+});
+export type SimulateDepositInput = z.infer<typeof SimulateDepositSchema>;
+
+export type SimulatedDeposit = { transactionId: string; txHash: string; ingest: IngestResult };
+
+/** The seed of the sandbox's made-up senders: a random one of its addresses sends each simulated deposit. */
+const SENDERS_SEED = createHash('sha256').update('kassa sandbox senders').digest();
+
+export async function simulateDeposit(deps: Deps, payment: PaymentRow, input: SimulateDepositInput): Promise<SimulatedDeposit> {
+  if (!payment.walletAddress) {
+    throw new KassaError(422, 'PAYMENT_HAS_NO_ADDRESS', `Payment ${payment.id} is NEW: choose its currency and network first.`);
+  }
+  const decimals = isCrypto(input.depositCurrency) ? decimalsOf(input.depositCurrency) : 18;
+  const amount = parseAmount(input.amount, decimals);
+  if (!amount.ok) throw validationFailed([{ field: 'amount', message: `must be a positive decimal string with at most ${decimals} decimals` }]);
+  const network = input.network as Network;
+  if (input.fromAddress) {
+    const check = validateAddress(network, input.fromAddress);
+    if (!check.valid) throw validationFailed([{ field: 'fromAddress', message: check.reason }]);
+  }
+  const fromAddress = input.fromAddress ?? deriveDepositAddress(SENDERS_SEED, network, randomInt(1, 1_000_000)).address;
+  const txHash = sandboxTxHash(network, randomUUID());
+  const now = deps.now();
+  const transactionId = await deps.database.db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(sandboxTransactions)
+      .values({
+        network,
+        txHash,
+        fromAddress,
+        toAddress: payment.walletAddress!,
+        destinationTag: payment.destinationTag,
+        currency: input.depositCurrency,
+        amount: amount.value.toFixed(),
+        status: 'SEEN',
+        willConfirm: input.confirm ?? true,
+        riskScore: input.riskScore ?? null,
+        createdAt: now,
+      })
+      .returning({ id: sandboxTransactions.id });
+    const runAt = new Date(now.getTime() + deps.config.sandboxConfirmDelayS * 1000);
+    await enqueue(tx, 'sandbox_settle_tx', { transactionId: row!.id }, { runAt, jobKey: `sandbox_settle_tx:${row!.id}` });
+    return row!.id;
+  });
+  const ingest = await reportSandboxTx(deps, transactionId);
+  return { transactionId, txHash, ingest };
+}
+
+/** Report a sandbox transaction's current state to deposit ingestion (idempotent). */
+export async function reportSandboxTx(deps: Deps, transactionId: string): Promise<IngestResult> {
+  const [row] = await deps.database.db.select().from(sandboxTransactions).where(eq(sandboxTransactions.id, transactionId));
+  if (!row) return { outcome: 'IGNORED' };
+  return ingestDeposit(deps, {
+    network: row.network as Network,
+    txHash: row.txHash,
+    outputIndex: row.outputIndex,
+    fromAddress: row.fromAddress,
+    toAddress: row.toAddress,
+    destinationTag: row.destinationTag,
+    currency: row.currency,
+    amount: row.amount,
+    state: row.status as ChainState,
+    confirmations: row.status === 'CONFIRMED' ? 6 : 0,
+    dictatedRiskScore: row.riskScore,
+  });
+}
+
+/** The sandbox chain's block: confirm (or drop) the transaction, then report it. */
+export async function settleSandboxTx(deps: Deps, transactionId: string): Promise<IngestResult> {
+  await deps.database.db.transaction(async (tx) => {
+    const [row] = await tx.select().from(sandboxTransactions).where(eq(sandboxTransactions.id, transactionId)).for('update');
+    if (row?.status === 'SEEN') {
+      await tx
+        .update(sandboxTransactions)
+        .set({ status: row.willConfirm ? 'CONFIRMED' : 'DROPPED' })
+        .where(eq(sandboxTransactions.id, transactionId));
+    }
+  });
+  return reportSandboxTx(deps, transactionId);
+}

@@ -1,0 +1,80 @@
+/**
+ * Process wiring shared by `npm start` and the CLI: find or start the
+ * database, make sure it is migrated, resolve the master key, build Deps.
+ */
+import postgres from 'postgres';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { connect, type Database } from '../db/client.js';
+import { runningPort, startEmbedded } from '../db/embedded.js';
+import { migrate } from '../db/migrate.js';
+import { SandboxChain } from './adapters/chain/sandbox.js';
+import type { Config } from './platform/config.js';
+import type { Deps } from './deps.js';
+import { SandboxRates } from './adapters/rates/sandbox.js';
+import { SandboxAml } from './adapters/screening/sandbox.js';
+import { CallbackSender } from './adapters/callbacks/http-transport.js';
+import { RateLimits } from './platform/rate-limit.js';
+import { generateMasterKey, parseMasterKey, type MasterKey } from './platform/secrets.js';
+
+export const DATABASE_NAME = 'kassa';
+
+/** KASSA_MASTER_KEY, or in sandbox a key generated once into <dataDir>/master.key. */
+export function resolveMasterKey(config: Config): MasterKey {
+  if (config.masterKey) return parseMasterKey(config.masterKey);
+  const file = join(config.dataDir, 'master.key');
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, `${generateMasterKey()}\n`, { mode: 0o600 });
+  }
+  return parseMasterKey(readFileSync(file, 'utf8'));
+}
+
+async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await admin`select 1 from pg_database where datname = ${name}`;
+    if (rows.length === 0) await admin.unsafe(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export type OpenedDatabase = { url: string; stop: () => Promise<void>; embedded: boolean };
+
+/**
+ * DATABASE_URL when set; else the embedded server in <dataDir>/pg — reusing
+ * one that is already running there (a CLI command next to `npm start`).
+ */
+export async function openDatabase(config: Config): Promise<OpenedDatabase> {
+  if (config.databaseUrl) {
+    await migrate(config.databaseUrl);
+    return { url: config.databaseUrl, stop: async () => {}, embedded: false };
+  }
+  const dir = resolve(config.dataDir, 'pg');
+  mkdirSync(config.dataDir, { recursive: true });
+  const port = runningPort(dir);
+  const server = port
+    ? { url: (db = 'postgres') => `postgres://postgres:postgres@127.0.0.1:${port}/${db}`, stop: async () => {} }
+    : await startEmbedded(dir);
+  await ensureDatabase(server.url(), DATABASE_NAME);
+  const url = server.url(DATABASE_NAME);
+  await migrate(url);
+  return { url, stop: server.stop, embedded: true };
+}
+
+export function buildDeps(config: Config, database: Database, masterKey: MasterKey, now: () => Date = () => new Date()): Deps {
+  return {
+    config,
+    database,
+    masterKey,
+    rates: new SandboxRates(),
+    chain: new SandboxChain(masterKey, database, now),
+    aml: new SandboxAml(),
+    callbacks: new CallbackSender({ timeoutMs: config.callbackTimeoutMs, allowPrivate: config.allowPrivateCallbackUrls }),
+    limits: new RateLimits(),
+    now,
+  };
+}
+
+export { connect };

@@ -1,0 +1,141 @@
+/**
+ * Builds the Fastify instance: body parsing and limits, security headers,
+ * problem+json errors, metrics, REST routes, tRPC, the checkout and docs.
+ * `createServer` returns `{ app, start, stop }` so tests run real instances.
+ */
+import helmet from '@fastify/helmet';
+import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { checkoutRoutes } from './checkout/checkout-page.js';
+import type { Deps } from '../deps.js';
+import { registerMetrics } from './rest/metrics.js';
+import { openApiDocument, renderDocs } from './rest/openapi.js';
+import { frameworkErrors, problem, registerProblemHandlers, sendProblem } from './rest/problem.js';
+import { paymentRoutes } from './rest/payment-routes.js';
+import { testHelperRoutes } from './rest/test-helper-routes.js';
+import { withdrawalRoutes } from './rest/withdrawal-routes.js';
+import { metadataRoutes } from './rest/metadata-routes.js';
+import { appRouter, type AppRouter } from './trpc/app-router.js';
+import { checkoutContextFactory, contextFactory } from './trpc/context.js';
+import cors from '@fastify/cors';
+import { checkoutRouter, type CheckoutRouter } from './checkout/checkout-router.js';
+import { LiveUpdates } from '../modules/payments/live-updates.js';
+
+/** Largest accepted request body (CONTRACT §3). */
+export const BODY_LIMIT = 64 * 1024;
+
+/**
+ * tRPC's adapter brings its own parser for multipart bodies (FormData
+ * inputs), which this API never uses: refuse any non-JSON body with 415
+ * before it gets there.
+ */
+function jsonOnly(scope: FastifyInstance): void {
+  scope.addHook('onRequest', async (request, reply) => {
+    const type = request.headers['content-type'];
+    if (request.method === 'POST' && type !== undefined && !/^application\/json\s*(;|$)/i.test(type)) {
+      return sendProblem(reply, problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.'));
+    }
+  });
+}
+
+export type ServerOptions = { deps: Deps; logger?: boolean | Record<string, unknown> };
+
+export type KassaServer = { app: FastifyInstance; start: () => Promise<string>; stop: () => Promise<void> };
+
+export async function createServer({ deps, logger }: ServerOptions): Promise<KassaServer> {
+  const app = Fastify({
+    bodyLimit: BODY_LIMIT,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    frameworkErrors,
+    trustProxy: false,
+    logger:
+      logger === false
+        ? false
+        : {
+            level: deps.config.logLevel,
+            // Belt and braces: no header that can carry a credential is ever logged.
+            redact: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
+            ...(typeof logger === 'object' ? logger : {}),
+          },
+  });
+
+  // Only JSON bodies exist in this API; anything else is 415. The raw text is
+  // kept because the signature covers the exact bytes sent.
+  app.removeAllContentTypeParsers();
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    request.rawBody = body as string;
+    parseJson(request, body as string, done);
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(helmet, { global: true });
+  registerProblemHandlers(app);
+  registerMetrics(app);
+
+  app.get('/health', async () => ({ status: 'ok' }));
+  app.get('/ready', async (_request, reply) => {
+    try {
+      await deps.database.db.execute(sql`select 1`);
+      return { status: 'ready', database: 'up' };
+    } catch {
+      return sendProblem(reply, problem(503, 'NOT_READY', 'The database is unreachable.'), { 'retry-after': '5' });
+    }
+  });
+
+  const doc = openApiDocument(deps.config.publicUrl);
+  const docsHtml = renderDocs(doc);
+  app.get('/openapi.json', async () => doc);
+  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsHtml));
+
+  paymentRoutes(app, deps);
+  testHelperRoutes(app, deps);
+  withdrawalRoutes(app, deps);
+  metadataRoutes(app, deps);
+  checkoutRoutes(app, deps);
+
+  await app.register(async (scope) => {
+    jsonOnly(scope);
+    await scope.register(fastifyTRPCPlugin, {
+      prefix: '/trpc',
+      trpcOptions: {
+        router: appRouter,
+        createContext: contextFactory(deps),
+        onError: ({ error, path }) => {
+          if (error.code === 'INTERNAL_SERVER_ERROR') app.log.error({ err: error.cause ?? error, path }, 'trpc procedure failed');
+        },
+      } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
+    });
+  });
+
+  // The checkout API is public and called from merchants' pages: CORS open, no credentials.
+  const live = new LiveUpdates(deps.database.sql);
+  await live.start();
+  app.addHook('onClose', async () => live.stop());
+  // Registered under its prefix so that CORS (and its OPTIONS routes) exist only there.
+  await app.register(
+    async (scope) => {
+      await scope.register(cors, { origin: '*', methods: ['GET', 'POST'], maxAge: 86400 });
+      jsonOnly(scope);
+      await scope.register(fastifyTRPCPlugin, {
+        prefix: '',
+        trpcOptions: {
+          router: checkoutRouter,
+          createContext: checkoutContextFactory(deps, live, deps.limits),
+        } satisfies FastifyTRPCPluginOptions<CheckoutRouter>['trpcOptions'],
+      });
+    },
+    { prefix: '/checkout/api' },
+  );
+
+  return {
+    app,
+    start: async () => app.listen({ port: deps.config.port, host: deps.config.host }),
+    stop: () => app.close(),
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * Merchant request authentication (CONTRACT §2) as a Fastify preHandler:
+ * parse the KASSA-API header, check the clock, find the key, verify the
+ * HMAC over the raw body in constant time, then the scope. Missing, bad,
+ * unknown, revoked or wrongly signed → 401; valid key without the scope → 403.
+ */
+import { eq, sql } from 'drizzle-orm';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { preparedPerPool } from '../../../db/client.js';
+import { apiKeys, businesses } from '../../../db/schema.js';
+import type { Business } from '../../modules/businesses/business.service.js';
+import type { Deps } from '../../deps.js';
+import { forbidden, KassaError, unauthorized } from '../../platform/errors.js';
+import type { Scope } from '../../modules/money/catalog.js';
+import { decryptSecret, safeEqual } from '../../platform/secrets.js';
+import { MAX_CLOCK_SKEW_S, parseAuthorization, sign } from './signature.rules.js';
+
+/** The verified caller, with its business as read in the same query (the request's view of its settings). */
+export type ApiCaller = { apiKeyId: string; apiKey: string; businessId: string; scopes: readonly string[]; business: Business };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The raw body as received, for signature verification ('' when there is none). */
+    rawBody?: string;
+    caller?: ApiCaller;
+  }
+}
+
+export async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiCaller> {
+  const parsed = parseAuthorization(request.headers.authorization);
+  await deps.limits.assertNotBlocked(request.ip, parsed?.apiKey ?? null);
+  try {
+    return await verify(deps, request, parsed);
+  } catch (error) {
+    // Only a refused credential counts: a database outage must not lock merchants out.
+    if (error instanceof KassaError && error.status === 401) await deps.limits.recordAuthFailure(request.ip, parsed?.apiKey ?? null);
+    throw error;
+  }
+}
+
+/** The key and its business in one round trip, as a prepared query (no SQL rebuilt per request). */
+const keyQuery = preparedPerPool((db) =>
+  db
+    .select({ key: apiKeys, business: businesses })
+    .from(apiKeys)
+    .innerJoin(businesses, eq(businesses.id, apiKeys.businessId))
+    .where(eq(apiKeys.key, sql.placeholder('key')))
+    .prepare('kassa_api_key'),
+);
+
+async function verify(deps: Deps, request: FastifyRequest, parsed: ReturnType<typeof parseAuthorization>): Promise<ApiCaller> {
+  if (!parsed) {
+    throw unauthorized('Missing or malformed Authorization header; expected KASSA-API api-key=…,signature=…,timestamp=….');
+  }
+  const skew = Math.abs(Math.floor(deps.now().getTime() / 1000) - parsed.timestamp);
+  if (skew > MAX_CLOCK_SKEW_S) throw unauthorized(`The timestamp is more than ${MAX_CLOCK_SKEW_S} s away from the server clock.`);
+  // Read on every request, never cached: a revoked key is refused from the moment the revocation commits.
+  const [found] = await keyQuery(deps.database.db).execute({ key: parsed.apiKey });
+  // The same answer for unknown and revoked keys and bad signatures: no oracle for key existence.
+  const invalid = () => unauthorized('Invalid API key or signature.');
+  if (!found || found.key.revokedAt) throw invalid();
+  const { key, business } = found;
+  const expected = sign(decryptSecret(deps.masterKey, key.secretEnc), String(parsed.timestamp), request.method, request.url, request.rawBody ?? '');
+  if (!safeEqual(expected, parsed.signature)) throw invalid();
+  return { apiKeyId: key.id, apiKey: key.key, businessId: key.businessId, scopes: key.scopes, business };
+}
+
+/** preHandler requiring a valid signature and, when given, a scope. */
+export function requireApiKey(deps: Deps, scope?: Scope): preHandlerAsyncHookHandler {
+  return async (request) => {
+    const caller = await authenticate(deps, request);
+    if (scope && !caller.scopes.includes(scope)) {
+      throw forbidden('FORBIDDEN_SCOPE', `This API key lacks the ${scope} scope.`);
+    }
+    request.caller = caller;
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * Metadata for integrators (CONTRACT §4): currencies with their networks and
+ * limits, exchange rates, and address validation (with its deprecated POST
+ * twin of 2022-05-09).
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { validateAddress } from '../../modules/networks/addresses.rules.js';
+import type { Deps } from '../../deps.js';
+import { validationFailed } from '../../platform/errors.js';
+import { requireApiKey } from './auth.js';
+import { parseInput } from '../../platform/validate.js';
+import { WITHDRAWAL_MAX, checkWithdrawalPair, withdrawalMin } from '../../modules/withdrawals/withdrawal.rules.js';
+import {
+  CRYPTO_CURRENCIES, CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_CURRENCIES, FIAT_DECIMALS, WITHDRAWAL_NETWORKS,
+  isCrypto, isFiat, type Network,
+} from '../../modules/money/catalog.js';
+import { formatAnyAmount } from '../../modules/money/decimal.js';
+import type { PricedCurrency } from '../../adapters/rates/sandbox.js';
+
+/** Pure: the currency metadata document. */
+export function currencyMetadata() {
+  const crypto = CRYPTO_CURRENCIES.map((code) => {
+    const withdraw = WITHDRAWAL_NETWORKS[code] ?? [];
+    const networks = [...new Set([...DEPOSIT_NETWORKS[code], ...withdraw])].map((network) => {
+      const withdrawable = withdraw.includes(network);
+      return {
+        network,
+        deposit: DEPOSIT_NETWORKS[code].includes(network),
+        withdraw: withdrawable,
+        minAmount: withdrawable ? formatAnyAmount(withdrawalMin(code, network), code) : null,
+        maxAmount: withdrawable ? WITHDRAWAL_MAX[code]![network]! : null,
+      };
+    });
+    return { code, type: 'CRYPTO', decimals: CRYPTO_DECIMALS[code], deposit: true, withdraw: withdraw.length > 0, networks };
+  });
+  const fiat = FIAT_CURRENCIES.map((code) => ({ code, type: 'FIAT', decimals: FIAT_DECIMALS[code], deposit: false, withdraw: false, networks: [] }));
+  return { currencies: [...crypto, ...fiat] };
+}
+
+const codes = z
+  .string()
+  .max(400)
+  .transform((s) => s.split(',').map((c) => c.trim().toUpperCase()).filter(Boolean));
+
+export const RatesQuerySchema = z.object({ from: codes, to: codes });
+
+const AddressParams = z.object({ currency: z.string().max(16), network: z.string().max(16), address: z.string().max(256) });
+
+function validate(input: z.infer<typeof AddressParams>) {
+  const pair = checkWithdrawalPair(input.currency.toUpperCase(), input.network.toUpperCase());
+  if (!pair.ok) return { valid: false, reason: pair.message };
+  const result = validateAddress(input.network.toUpperCase() as Network, input.address);
+  return result.valid ? { valid: true } : { valid: false, reason: result.reason };
+}
+
+export function metadataRoutes(app: FastifyInstance, deps: Deps): void {
+  const anyKey = { preHandler: requireApiKey(deps) };
+  app.get('/v1/currencies', anyKey, async () => currencyMetadata());
+
+  app.get('/v1/rates', anyKey, async (request) => {
+    const { from, to } = parseInput(RatesQuerySchema, request.query, 'query');
+    const known = (c: string) => isFiat(c) || isCrypto(c);
+    const unknown = [...from, ...to].filter((c) => !known(c));
+    if (from.length === 0 || to.length === 0 || unknown.length || from.length > 60 || to.length > 60) {
+      throw validationFailed([
+        { field: unknown.length ? 'from' : 'to', message: unknown.length ? `unknown currency: ${unknown.join(', ')}` : 'give 1–60 comma-separated codes in from and to' },
+      ]);
+    }
+    const at = deps.now();
+    const rates: Record<string, Record<string, string>> = {};
+    for (const f of from) {
+      rates[f] = {};
+      for (const t of to) {
+        const rate = await deps.rates.rate(f as PricedCurrency, t as PricedCurrency, at);
+        rates[f]![t] = rate.toSignificantDigits(12).toFixed();
+      }
+    }
+    return { rates, at: Math.floor(at.getTime() / 1000) };
+  });
+
+  app.get<{ Params: { currency: string; network: string; address: string } }>(
+    '/api/v1/currency/:currency/network/:network/address/:address/valid',
+    anyKey,
+    async (request) => validate(parseInput(AddressParams, request.params, 'path')),
+  );
+
+  app.post('/api/v1/addresses/validate', anyKey, async (request, reply) => {
+    reply.header('deprecation', 'true').header('link', '</api/v1/currency/{currency}/network/{network}/address/{address}/valid>; rel="successor-version"');
+    return validate(parseInput(AddressParams, request.body, 'address validation request'));
+  });
+}
+

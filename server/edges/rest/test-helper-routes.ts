@@ -1,0 +1,34 @@
+/**
+ * Sandbox-only test helpers (CONTRACT §4): simulate a deposit to a payment.
+ * Registered only in sandbox, so elsewhere the route answers 404.
+ */
+import type { FastifyInstance } from 'fastify';
+import { simulateDeposit, SimulateDepositSchema } from '../../adapters/chain/sandbox-faucet.js';
+import type { Deps } from '../../deps.js';
+import { notFound } from '../../platform/errors.js';
+import { requireApiKey } from './auth.js';
+import { parseInput, UUID_RE } from '../../platform/validate.js';
+import { getPayment, loadPayment } from '../../modules/payments/payment.service.js';
+
+export function testHelperRoutes(app: FastifyInstance, deps: Deps): void {
+  if (!deps.config.sandbox) return;
+  app.post<{ Params: { paymentId: string } }>(
+    '/v1/test-helpers/payments/:paymentId/deposits',
+    { preHandler: requireApiKey(deps, 'CREATE_PAYMENT') },
+    async (request) => {
+      const { paymentId } = request.params;
+      if (!UUID_RE.test(paymentId)) throw notFound(`Payment ${paymentId} not found.`);
+      const businessId = request.caller!.businessId;
+      const payment = await loadPayment(deps.database.db, businessId, paymentId.toLowerCase());
+      const input = parseInput(SimulateDepositSchema, request.body ?? {}, 'simulated deposit');
+      const simulated = await simulateDeposit(deps, payment, input);
+      const record = await getPayment(deps, businessId, payment.id);
+      const depositId = 'depositId' in simulated.ingest ? simulated.ingest.depositId : null;
+      return {
+        transactionId: simulated.txHash,
+        deposit: record.deposits.find((d) => d.id === depositId) ?? null,
+        payment: record,
+      };
+    },
+  );
+}

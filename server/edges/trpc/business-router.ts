@@ -1,0 +1,57 @@
+/** Internal tRPC procedures for businesses (CONTRACT §8). */
+import { z } from 'zod';
+import { adminProcedure, operatorProcedure, router } from './init.js';
+import {
+  CRYPTO_CURRENCIES, DEPOSIT_NETWORKS, NETWORKS, OVERPAYMENT_POLICIES, SETTLEMENT_CURRENCIES,
+} from '../../modules/money/catalog.js';
+import { getBusiness, updateBusiness, type Business } from '../../modules/businesses/business.service.js';
+
+const percent = z.string().regex(/^(100|[0-9]{1,2})(\.[0-9]{1,4})?$/, 'a percentage from 0 to 100 as a decimal string');
+const callbackUrl = z.url({ protocol: /^https?$/ }).max(2048).nullable();
+
+export const UpdateBusinessSchema = z
+  .object({
+    businessId: z.guid(),
+    name: z.string().min(1).max(200).optional(),
+    settlementCurrency: z.enum(SETTLEMENT_CURRENCIES).optional(),
+    serviceFeePercent: percent.optional(),
+    userFeeSharePercent: percent.optional(),
+    overpaymentPolicy: z.enum(OVERPAYMENT_POLICIES).optional(),
+    refundFollowUpDeposits: z.boolean().optional(),
+    allowedNetworks: z.partialRecord(z.enum(CRYPTO_CURRENCIES), z.array(z.enum(NETWORKS))).optional(),
+    withdrawalCallbackUrl: callbackUrl.optional(),
+    paymentCallbackUrl: callbackUrl.optional(),
+    riskReviewThreshold: z.string().regex(/^(10|[0-9])(\.[0-9]{1,2})?$/).optional(),
+    riskBlockThreshold: z.string().regex(/^(10|[0-9])(\.[0-9]{1,2})?$/).optional(),
+    approvalPolicy: z.enum(['NONE', 'ONE', 'TWO']).optional(),
+    requireWhitelist: z.boolean().optional(),
+    defaultFeePayer: z.enum(['BUSINESS', 'RECIPIENT']).optional(),
+  })
+  .superRefine((v, ctx) => {
+    for (const [currency, networks] of Object.entries(v.allowedNetworks ?? {})) {
+      const valid = DEPOSIT_NETWORKS[currency as keyof typeof DEPOSIT_NETWORKS];
+      for (const n of networks ?? []) {
+        if (!valid.includes(n)) ctx.addIssue({ code: 'custom', path: ['allowedNetworks', currency], message: `${currency} is not deposited on ${n}` });
+      }
+    }
+  });
+
+/** What operators see of a business: everything but the encrypted secret. */
+export function businessView(b: Business) {
+  const { callbackSecretEnc: _secret, ...rest } = b;
+  return rest;
+}
+
+export const businessRouter = router({
+  get: operatorProcedure.input(z.object({ businessId: z.guid() })).query(async ({ ctx, input }) =>
+    businessView(await getBusiness(ctx.deps.database.db, input.businessId)),
+  ),
+  update: adminProcedure.input(UpdateBusinessSchema).mutation(async ({ ctx, input }) => {
+    const { businessId, allowedNetworks, ...settings } = input;
+    const row = await updateBusiness(ctx.deps.database.db, businessId, {
+      ...settings,
+      ...(allowedNetworks ? { allowedNetworks: allowedNetworks as Record<string, string[]> } : {}),
+    });
+    return businessView(row);
+  }),
+});

@@ -1,0 +1,121 @@
+/** Internal tRPC procedures for deposits, compliance, timelines, balances and sandbox simulation (CONTRACT §8). */
+import { TRPCError } from '@trpc/server';
+import { and, asc, desc, eq, ilike, inArray, or, type SQL } from 'drizzle-orm';
+import { z } from 'zod';
+import { depositEvents, deposits, paymentEvents, payments, refundEvents, refunds } from '../../../db/schema.js';
+import { simulateDeposit, SimulateDepositSchema } from '../../adapters/chain/sandbox-faucet.js';
+import { getBalances } from '../../modules/ledger/ledger.service.js';
+import { DEPOSIT_STATUSES } from '../../modules/money/catalog.js';
+import { adminProcedure, operatorProcedure, router } from './init.js';
+import { toDepositRecord } from '../../modules/payments/deposit-record.rules.js';
+import { decideCompliance } from '../../modules/deposits/deposit.service.js';
+import { chooseCurrency, loadPaymentById, paymentRecord } from '../../modules/payments/payment.service.js';
+
+export const depositRouter = router({
+  /** Deposits, newest first; `search` matches a transaction hash or an address. */
+  list: operatorProcedure
+    .input(
+      z.object({
+        businessId: z.guid().optional(),
+        paymentId: z.guid().optional(),
+        status: z.enum(DEPOSIT_STATUSES).optional(),
+        search: z.string().min(3).max(128).optional(),
+        limit: z.int().min(1).max(200).default(50),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const filters: (SQL | undefined)[] = [
+        input.businessId ? eq(deposits.businessId, input.businessId) : undefined,
+        input.paymentId ? eq(deposits.paymentId, input.paymentId) : undefined,
+        input.status ? eq(deposits.status, input.status) : undefined,
+        input.search
+          ? or(
+              eq(deposits.txHash, input.search),
+              ilike(deposits.fromAddress, `%${input.search.replace(/[%_\\]/g, '\\$&')}%`),
+              eq(deposits.toAddress, input.search),
+            )
+          : undefined,
+      ];
+      const joined = await ctx.deps.database.db
+        .select({ deposit: deposits, userFeeSharePercent: payments.userFeeSharePercent })
+        .from(deposits)
+        .innerJoin(payments, eq(payments.id, deposits.paymentId))
+        .where(and(...filters))
+        .orderBy(desc(deposits.receivedAt), desc(deposits.id))
+        .limit(input.limit);
+      const rows = joined.map((j) => j.deposit);
+      const share = new Map(joined.map((j) => [j.deposit.id, j.userFeeSharePercent]));
+      const refundRows = rows.length
+        ? await ctx.deps.database.db.select().from(refunds).where(inArray(refunds.depositId, rows.map((r) => r.id)))
+        : [];
+      const byDeposit = new Map(refundRows.map((r) => [r.depositId, r]));
+      return rows.map((d) => ({ paymentId: d.paymentId, businessId: d.businessId, ...toDepositRecord(d, byDeposit.get(d.id), share.get(d.id)!) }));
+    }),
+
+  /** Approve or reject a deposit held in COMPLIANCE_REVIEW. */
+  decide: adminProcedure
+    .input(z.object({ depositId: z.guid(), decision: z.enum(['APPROVE', 'REJECT']) }))
+    .mutation(async ({ ctx, input }) => ({
+      status: await decideCompliance(ctx.deps, input.depositId, input.decision, ctx.operator),
+    })),
+});
+
+/** Payment procedures beyond list/get, spread into the payments router. */
+export const paymentOpsProcedures = {
+  /** Every event of a payment, its deposits and refunds, in order. */
+  timeline: operatorProcedure.input(z.object({ paymentId: z.guid() })).query(async ({ ctx, input }) => {
+    const db = ctx.deps.database.db;
+    const payment = await loadPaymentById(db, input.paymentId);
+    const p = await db.select().from(paymentEvents).where(eq(paymentEvents.paymentId, payment.id)).orderBy(asc(paymentEvents.id));
+    const d = await db
+      .select({ e: depositEvents })
+      .from(depositEvents)
+      .innerJoin(deposits, eq(deposits.id, depositEvents.depositId))
+      .where(eq(deposits.paymentId, payment.id));
+    const r = await db
+      .select({ e: refundEvents, depositId: refunds.depositId })
+      .from(refundEvents)
+      .innerJoin(refunds, eq(refunds.id, refundEvents.refundId))
+      .innerJoin(deposits, eq(deposits.id, refunds.depositId))
+      .where(eq(deposits.paymentId, payment.id));
+    const events = [
+      ...p.map((e) => ({ entity: 'payment' as const, entityId: e.paymentId, ...pick(e) })),
+      ...d.map(({ e }) => ({ entity: 'deposit' as const, entityId: e.depositId, ...pick(e) })),
+      ...r.map(({ e }) => ({ entity: 'refund' as const, entityId: e.refundId, ...pick(e) })),
+    ];
+    return events.sort((a, b) => a.at.getTime() - b.at.getTime() || order[a.entity] - order[b.entity] || a.id - b.id);
+  }),
+
+  /** Fix currency and network of a NEW payment (what the checkout does for the customer). */
+  chooseCurrency: adminProcedure
+    .input(z.object({ paymentId: z.guid(), depositCurrency: z.string().max(10), network: z.string().max(10) }))
+    .mutation(async ({ ctx, input }) => {
+      const row = await chooseCurrency(ctx.deps, input.paymentId, input);
+      return paymentRecord(ctx.deps.database.db, row, ctx.deps.config.publicUrl);
+    }),
+
+  /** Sandbox: simulate a deposit to a payment, as the REST test helper does. */
+  simulateDeposit: adminProcedure
+    .input(SimulateDepositSchema.extend({ paymentId: z.guid() }))
+    .mutation(async ({ ctx, input }) => {
+      if (!ctx.deps.config.sandbox) throw new TRPCError({ code: 'NOT_FOUND', message: 'Test helpers exist only in sandbox.' });
+      const { paymentId, ...deposit } = input;
+      const payment = await loadPaymentById(ctx.deps.database.db, paymentId);
+      const simulated = await simulateDeposit(ctx.deps, payment, deposit);
+      return { transactionId: simulated.txHash, ingest: simulated.ingest };
+    }),
+};
+
+const order = { payment: 0, deposit: 1, refund: 2 } as const;
+const pick = (e: { id: number; fromStatus: string | null; toStatus: string; reason: string; data: Record<string, unknown>; at: Date }) => ({
+  id: e.id,
+  fromStatus: e.fromStatus,
+  toStatus: e.toStatus,
+  reason: e.reason,
+  data: e.data,
+  at: e.at,
+});
+
+export const balanceRouter = router({
+  get: operatorProcedure.input(z.object({ businessId: z.guid() })).query(({ ctx, input }) => getBalances(ctx.deps.database.db, input.businessId)),
+});

@@ -1,0 +1,27 @@
+/** Internal tRPC procedures for payments (CONTRACT §8). */
+import { z } from 'zod';
+import { PAYMENT_STATUSES } from '../../modules/money/catalog.js';
+import { operatorProcedure, router } from './init.js';
+import { paymentOpsProcedures } from './deposit-router.js';
+import { listPayments, loadPaymentById, paymentRecord } from '../../modules/payments/payment.service.js';
+
+export const paymentRouter = router({
+  list: operatorProcedure
+    .input(
+      z.object({
+        businessId: z.guid().optional(),
+        clientPaymentId: z.string().max(255).optional(),
+        status: z.enum(PAYMENT_STATUSES).optional(),
+        limit: z.int().min(1).max(100).default(20),
+        cursor: z.string().max(200).optional(),
+      }),
+    )
+    .query(({ ctx, input }) => {
+      const { businessId, ...query } = input;
+      return listPayments(ctx.deps, businessId ?? null, query);
+    }),
+  get: operatorProcedure.input(z.object({ paymentId: z.guid() })).query(async ({ ctx, input }) =>
+    paymentRecord(ctx.deps.database.db, await loadPaymentById(ctx.deps.database.db, input.paymentId), ctx.deps.config.publicUrl),
+  ),
+  ...paymentOpsProcedures,
+});

@@ -1,0 +1,36 @@
+/**
+ * First run: on an empty database, create a demo business with an API key
+ * and tell the newcomer exactly how to make a first payment.
+ */
+import { count } from 'drizzle-orm';
+import { businesses } from '../../../db/schema.js';
+import { createBusiness } from './business.service.js';
+import type { Deps } from '../../deps.js';
+
+export type DemoCredentials = { businessId: string; apiKey: string; apiSecret: string; callbackSecret: string };
+
+export async function createDemoBusinessIfEmpty(deps: Deps): Promise<DemoCredentials | null> {
+  const [row] = await deps.database.db.select({ n: count() }).from(businesses);
+  if ((row?.n ?? 0) > 0) return null;
+  const created = await createBusiness(deps.database.db, deps.masterKey, { name: 'Demo shop' });
+  return { businessId: created.business.id, apiKey: created.apiKey, apiSecret: created.apiSecret, callbackSecret: created.callbackSecret };
+}
+
+export function demoBanner(creds: DemoCredentials, publicUrl: string): string {
+  return [
+    '',
+    '  Kassa created a demo business (shown once; keep these):',
+    '',
+    `    businessId      ${creds.businessId}`,
+    `    API key         ${creds.apiKey}`,
+    `    API secret      ${creds.apiSecret}`,
+    `    callback secret ${creds.callbackSecret}`,
+    '',
+    '  Make a first payment (in another terminal, from this folder):',
+    '',
+    `    KASSA_URL=${publicUrl} KASSA_BUSINESS_ID=${creds.businessId} KASSA_API_KEY=${creds.apiKey} KASSA_API_SECRET=${creds.apiSecret} npm run example:create-payment`,
+    '',
+    '  It prints a paymentUrl: open it in a browser.',
+    '',
+  ].join('\n');
+}

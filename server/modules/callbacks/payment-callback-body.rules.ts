@@ -1,0 +1,20 @@
+/**
+ * The payment status callback (CONTRACT §6: sent to `paymentCallbackUrl` on
+ * every payment status change, signed and retried like withdrawal
+ * callbacks). Pure: the event and the payment record as GET /v1/payments/:id
+ * returns it at that moment.
+ */
+import type { PaymentRecord } from '../payments/payment-record.rules.js';
+
+export function paymentCallbackBody(record: PaymentRecord, previousStatus: string | null, changedAt: Date): Record<string, unknown> {
+  return {
+    type: 'payment.status_changed',
+    paymentId: record.paymentId,
+    clientPaymentId: record.clientPaymentId,
+    businessId: record.businessId,
+    status: record.status,
+    previousStatus,
+    changedAt: Math.floor(changedAt.getTime() / 1000),
+    payment: record,
+  };
+}

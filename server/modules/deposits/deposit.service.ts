@@ -1,0 +1,350 @@
+/**
+ * Deposits: ingestion of chain reports, compliance decisions, crediting,
+ * refunds and the payment's status (CONTRACT §5). Every function runs in one
+ * transaction that locks the payment row first, then the deposit, so two
+ * deposits to one payment (or a replayed report) serialize instead of losing
+ * an update.
+ */
+import { and, eq, inArray, isNull } from 'drizzle-orm';
+import type { Queryable } from '../../../db/client.js';
+import { deposits, payments, refunds } from '../../../db/schema.js';
+import type { DepositReport } from '../networks/ports.js';
+import type { RiskAssessment } from '../../adapters/screening/sandbox.js';
+import type { Deps } from '../../deps.js';
+import { KassaError, notFound } from '../../platform/errors.js';
+import { DELISTED_CURRENCIES, isCrypto, type DepositStatus, type FiatCurrency, type PaymentStatus } from '../money/catalog.js';
+import { Dec, roundTo } from '../money/decimal.js';
+import { postEntries } from '../ledger/ledger.service.js';
+import type { PricedCurrency } from '../../adapters/rates/sandbox.js';
+import { isStablecoin, valuationRates, type LockedRates } from '../money/valuation.js';
+import { recordDepositCreated, transitionDeposit } from './deposit-transitions.js';
+import { valueDeposit } from './deposit-valuation.rules.js';
+import { canTransition, FINAL_PAYMENT_STATUSES } from '../payments/payment-states.rules.js';
+import { coverageUnit, derivePaymentStatus } from '../payments/payment-status.rules.js';
+import type { PaymentRow } from '../payments/payment-record.rules.js';
+import { createRefund, networkFee } from './refund.service.js';
+import { transitionPayment } from '../payments/payment-transition.js';
+import { notifyPayment } from '../payments/live-updates.js';
+
+type DepositRow = typeof deposits.$inferSelect;
+
+export type IngestResult =
+  | { outcome: 'CREATED' | 'UPDATED' | 'REPLAY'; depositId: string; status: DepositStatus; paymentId: string }
+  | { outcome: 'UNMATCHED' | 'IGNORED' };
+
+async function lockPayment(tx: Queryable, paymentId: string): Promise<PaymentRow> {
+  const [row] = await tx.select().from(payments).where(eq(payments.id, paymentId)).for('update');
+  if (!row) throw notFound(`Payment ${paymentId} not found.`);
+  return row;
+}
+
+async function findDeposit(tx: Queryable, report: Pick<DepositReport, 'network' | 'txHash' | 'outputIndex'>, lock: boolean) {
+  const query = tx
+    .select()
+    .from(deposits)
+    .where(and(eq(deposits.network, report.network), eq(deposits.txHash, report.txHash), eq(deposits.outputIndex, report.outputIndex)));
+  const [row] = lock ? await query.for('update') : await query;
+  return row ?? null;
+}
+
+const isRestricted = (currency: string) => (DELISTED_CURRENCIES as readonly string[]).includes(currency);
+const matchesPayment = (p: PaymentRow, currency: string, network: string) => p.depositCurrency === currency && p.network === network;
+
+/** Rates a deposit is valued with: the payment's locked rates (FIXED, in time, right currency) or the market now. */
+async function depositRates(deps: Deps, p: PaymentRow, currency: string, network: string, at: Date) {
+  const display = p.displayCurrency as FiatCurrency;
+  const settlement = p.settlementCurrency as PricedCurrency;
+  const fixed = p.rateType === 'FIXED' && matchesPayment(p, currency, network) && p.lockedRate && p.expiresAt && at < p.expiresAt;
+  const market = async (): Promise<LockedRates> => {
+    const c = currency as PricedCurrency;
+    const [d, s, u] = await Promise.all([deps.rates.rate(c, display, at), deps.rates.rate(c, settlement, at), deps.rates.rate(c, 'EUR', at)]);
+    return { display: d, settlement: currency === settlement ? new Dec(1) : s, uniform: u };
+  };
+  if (fixed) {
+    const rates = { display: new Dec(p.lockedRate!), settlement: new Dec(p.lockedRateSettlement!), uniform: new Dec(p.lockedRateUniform!) };
+    // A locked stablecoin rate is the peg too: its depeg loss is measured against today's market.
+    return { source: 'FIXED' as const, rates, market: isStablecoin(currency) ? await market() : undefined };
+  }
+  if (!isCrypto(currency)) return { source: 'MARKET' as const, rates: await market(), market: undefined };
+  const rates = await valuationRates(deps.rates, currency, display, settlement, at);
+  return { source: 'MARKET' as const, rates, market: isStablecoin(currency) ? await market() : undefined };
+}
+
+const ratesOf = (d: DepositRow): LockedRates => ({
+  display: new Dec(d.rateDisplay),
+  settlement: new Dec(d.rateSettlement),
+  uniform: new Dec(d.rateUniform),
+});
+
+function revalue(p: PaymentRow, d: DepositRow, creditedAmount: Dec, market?: LockedRates) {
+  return valueDeposit({
+    currency: d.depositCurrency,
+    amount: new Dec(d.amount),
+    creditedAmount,
+    displayCurrency: d.displayCurrency as FiatCurrency,
+    settlementCurrency: d.settlementCurrency as FiatCurrency,
+    rates: ratesOf(d),
+    marketRates: market,
+    fees: { serviceFeePercent: p.serviceFeePercent, userFeeSharePercent: p.userFeeSharePercent },
+  });
+}
+
+/** The initial status of a newly seen deposit: compliance first, then whether Kassa can take it. */
+function initialStatus(p: PaymentRow, report: DepositReport, score: Dec): DepositStatus {
+  if (score.gte(p.riskBlockThreshold)) return 'BLOCKED';
+  if (score.gte(p.riskReviewThreshold)) return 'COMPLIANCE_REVIEW';
+  if (isRestricted(report.currency) || !matchesPayment(p, report.currency, report.network)) return 'UNPROCESSABLE';
+  return report.state === 'CONFIRMED' ? 'CONFIRMED' : 'UNCONFIRMED';
+}
+
+/** Full refund of a deposit Kassa cannot take. */
+async function refundUnprocessable(tx: Queryable, d: DepositRow, at: Date) {
+  const reason = isRestricted(d.depositCurrency) ? 'RESTRICTED_CURRENCY' : 'CURRENCY_MISMATCH';
+  await createRefund(tx, d, { type: 'FULL', reason, amount: new Dec(d.amount) }, at);
+}
+
+async function block(tx: Queryable, d: DepositRow, at: Date) {
+  await createRefund(tx, d, { type: 'FULL', reason: 'ILLICIT_DEPOSIT', amount: new Dec(d.amount) }, at);
+}
+
+/** What the payment expects and how much a deposit covers, in the comparison unit. */
+function coverage(p: PaymentRow) {
+  const unit = coverageUnit(p);
+  const expected =
+    unit === 'DISPLAY'
+      ? p.expectedDisplayAmount ? new Dec(p.expectedDisplayAmount).add(p.expectedDisplayFee ?? 0) : null
+      : p.expectedDepositAmount ? new Dec(p.expectedDepositAmount) : null;
+  const of = (d: DepositRow) => (unit === 'DISPLAY' ? new Dec(d.amounts.creditedDisplayAmount ?? 0) : new Dec(d.creditedAmount));
+  return { unit, expected, of };
+}
+
+/**
+ * A confirmed deposit is credited: to the payment (unless it is a follow-up
+ * the business refunds), with any excess over the price refunded under
+ * EXCESS_REFUND, and to the merchant's balance in the settlement currency.
+ */
+async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date) {
+  const followUp = p.type === 'ONE_TIME' && FINAL_PAYMENT_STATUSES.includes(p.status as PaymentStatus);
+  const amount = new Dec(d.amount);
+  if (followUp && p.refundFollowUpDeposits) {
+    await tx.update(deposits).set({ followUp: true }).where(eq(deposits.id, d.id));
+    await createRefund(tx, d, { type: 'FULL', reason: 'FOLLOW_UP_DEPOSIT', amount }, at);
+    return;
+  }
+  let creditedAmount = amount;
+  if (!followUp && p.type === 'ONE_TIME' && p.overpaymentPolicy === 'EXCESS_REFUND') {
+    const { unit, expected, of } = coverage(p);
+    if (expected) {
+      const others = await tx
+        .select()
+        .from(deposits)
+        .where(and(eq(deposits.paymentId, p.id), eq(deposits.credited, true), eq(deposits.followUp, false)));
+      const remaining = expected.sub(others.reduce((sum, o) => sum.add(of(o)), new Dec(0)));
+      const remainingInCrypto = unit === 'DISPLAY' ? remaining.div(d.rateDisplay) : remaining;
+      const cap = Dec.max(0, roundTo(remainingInCrypto, d.depositCurrency as 'BTC', 'UP'));
+      if (cap.lt(amount)) creditedAmount = cap;
+    }
+  }
+  const market = isStablecoin(d.depositCurrency)
+    ? (await depositRates(deps, p, d.depositCurrency, d.network, d.receivedAt)).market
+    : undefined;
+  const amounts = revalue(p, d, creditedAmount, market);
+  const credited = creditedAmount.gt(0);
+  await tx
+    .update(deposits)
+    .set({ followUp, credited, creditedAmount: creditedAmount.toFixed(), amounts })
+    .where(eq(deposits.id, d.id));
+  Object.assign(d, { followUp, credited, creditedAmount: creditedAmount.toFixed(), amounts });
+  if (credited) {
+    await postEntries(
+      tx,
+      [
+        { businessId: p.businessId, account: 'MERCHANT', currency: d.settlementCurrency, amount: amounts.settlementPayableAmount!, kind: 'DEPOSIT', depositId: d.id },
+        { businessId: p.businessId, account: 'FEES', currency: d.settlementCurrency, amount: amounts.settlementServiceFee!, kind: 'SERVICE_FEE', depositId: d.id },
+      ],
+      at,
+    );
+  }
+  const excess = amount.sub(creditedAmount);
+  if (excess.gt(0)) await createRefund(tx, d, { type: 'PARTIAL', reason: 'OVERPAYMENT', amount: excess }, at);
+}
+
+/** Recompute the payment's status from its deposits and move it when the table allows. */
+export async function reevaluatePayment(tx: Queryable, deps: Deps, p: PaymentRow, at: Date, reason: string): Promise<PaymentStatus> {
+  const rows = await tx.select().from(deposits).where(eq(deposits.paymentId, p.id));
+  const { expected, of } = coverage(p);
+  const next = derivePaymentStatus(
+    { type: p.type, status: p.status as PaymentStatus, overpaymentPolicy: p.overpaymentPolicy, expiresAt: p.expiresAt, expected },
+    rows.map((d) => ({ status: d.status as DepositStatus, followUp: d.followUp, credited: d.credited, coverage: of(d) })),
+    at,
+  );
+  if (next !== p.status && canTransition(p.status as PaymentStatus, next)) {
+    await transitionPayment(tx, deps, p, next, reason, at);
+  } else {
+    // Deposits changed even if the status did not: live checkouts still need to know.
+    await notifyPayment(tx, p.id);
+  }
+  return p.status as PaymentStatus;
+}
+
+/** Move a deposit out of its pending state according to the chain (after review or a new report). */
+async function followChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date, reason: string) {
+  if (d.chainStatus === 'DROPPED') return transitionDeposit(tx, d, 'FAILED', 'dropped from the chain', at);
+  if (d.chainStatus === 'CONFIRMED') {
+    await transitionDeposit(tx, d, 'CONFIRMED', reason, at);
+    return credit(tx, deps, p, d, at);
+  }
+  if (d.status !== 'UNCONFIRMED') await transitionDeposit(tx, d, 'UNCONFIRMED', reason, at);
+}
+
+const CHAIN_ORDER = { SEEN: 0, CONFIRMED: 1, DROPPED: 1 } as const;
+
+/**
+ * Ingest one chain report. Idempotent per (network, txHash, outputIndex):
+ * a replay changes nothing; a later state (confirmed, dropped) moves the
+ * deposit on.
+ */
+export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<IngestResult> {
+  const existing = await findDeposit(deps.database.db, report, false);
+  // Screening is a call to an outside provider: done before the transaction, and only for new deposits.
+  const assessment: RiskAssessment | null = existing
+    ? null
+    : await deps.aml.screen(report.network, report.fromAddress, report.dictatedRiskScore ?? undefined);
+  return deps.database.db.transaction(async (tx) => {
+    const at = deps.now();
+    let payment: PaymentRow | undefined;
+    if (existing) {
+      payment = await lockPayment(tx, existing.paymentId);
+    } else {
+      const tag = report.destinationTag ?? null;
+      const [row] = await tx
+        .select()
+        .from(payments)
+        .where(and(eq(payments.walletAddress, report.toAddress), tag ? eq(payments.destinationTag, tag) : isNull(payments.destinationTag)))
+        .for('update');
+      if (!row) return { outcome: 'UNMATCHED' as const };
+      payment = row;
+    }
+    const p = payment;
+    // Re-read under the payment's lock: a report racing with the first one for the same output sees its result.
+    const current = await findDeposit(tx, report, true);
+    if (!current && report.state === 'DROPPED') return { outcome: 'IGNORED' as const };
+    if (current) {
+      if (CHAIN_ORDER[report.state] <= CHAIN_ORDER[current.chainStatus as keyof typeof CHAIN_ORDER]) {
+        return { outcome: 'REPLAY' as const, depositId: current.id, status: current.status as DepositStatus, paymentId: p.id };
+      }
+      await tx.update(deposits).set({ chainStatus: report.state }).where(eq(deposits.id, current.id));
+      current.chainStatus = report.state;
+      if (current.status === 'UNCONFIRMED') {
+        await followChain(tx, deps, p, current, at, report.state === 'CONFIRMED' ? 'confirmed on chain' : 'dropped');
+      } else if (current.status === 'COMPLIANCE_REVIEW' && report.state === 'DROPPED') {
+        await transitionDeposit(tx, current, 'FAILED', 'dropped from the chain during review', at);
+      }
+      await reevaluatePayment(tx, deps, p, at, `deposit ${current.id} ${current.status.toLowerCase()}`);
+      return { outcome: 'UPDATED' as const, depositId: current.id, status: current.status as DepositStatus, paymentId: p.id };
+    }
+
+    const score = new Dec(assessment!.riskScore);
+    const status = initialStatus(p, report, score);
+    const valuation = await depositRates(deps, p, report.currency, report.network, at);
+    const amount = new Dec(report.amount);
+    const [inserted] = await tx
+      .insert(deposits)
+      .values({
+        paymentId: p.id,
+        businessId: p.businessId,
+        network: report.network,
+        txHash: report.txHash,
+        outputIndex: report.outputIndex,
+        status,
+        chainStatus: report.state,
+        fromAddress: report.fromAddress,
+        toAddress: report.toAddress,
+        destinationTag: report.destinationTag ?? null,
+        depositCurrency: report.currency,
+        amount: amount.toFixed(),
+        onChainFee: networkFee(report.currency, report.network).toFixed(),
+        riskScore: assessment!.riskScore,
+        riskAssessment: assessment!,
+        rateSource: valuation.source,
+        displayCurrency: p.displayCurrency!,
+        settlementCurrency: p.settlementCurrency,
+        rateDisplay: valuation.rates.display.toString(),
+        rateSettlement: valuation.rates.settlement.toString(),
+        rateUniform: valuation.rates.uniform.toString(),
+        receivedAt: at,
+        confirmedAt: status === 'CONFIRMED' ? at : null,
+        createdAt: at,
+      })
+      .returning();
+    const d = inserted!;
+    const amounts = revalue(p, d, new Dec(0), valuation.market);
+    await tx.update(deposits).set({ amounts }).where(eq(deposits.id, d.id));
+    d.amounts = amounts;
+    await recordDepositCreated(tx, d.id, status, `seen on chain (risk ${assessment!.riskScore})`, at, { txHash: report.txHash });
+    if (status === 'BLOCKED') await block(tx, d, at);
+    else if (status === 'UNPROCESSABLE') await refundUnprocessable(tx, d, at);
+    else if (status === 'CONFIRMED') await credit(tx, deps, p, d, at);
+    await reevaluatePayment(tx, deps, p, at, `deposit ${d.id} ${status.toLowerCase()}`);
+    return { outcome: 'CREATED' as const, depositId: d.id, status: d.status as DepositStatus, paymentId: p.id };
+  });
+}
+
+export type ComplianceDecision = 'APPROVE' | 'REJECT';
+
+/** An operator's decision on a deposit in COMPLIANCE_REVIEW. */
+export async function decideCompliance(
+  deps: Deps,
+  depositId: string,
+  decision: ComplianceDecision,
+  operator: { id: string; name: string },
+): Promise<DepositStatus> {
+  const [found] = await deps.database.db.select({ paymentId: deposits.paymentId }).from(deposits).where(eq(deposits.id, depositId));
+  if (!found) throw notFound(`Deposit ${depositId} not found.`);
+  return deps.database.db.transaction(async (tx) => {
+    const at = deps.now();
+    const p = await lockPayment(tx, found.paymentId);
+    const [d] = await tx.select().from(deposits).where(eq(deposits.id, depositId)).for('update');
+    if (d!.status !== 'COMPLIANCE_REVIEW') {
+      throw new KassaError(409, 'NOT_IN_REVIEW', `Deposit ${depositId} is ${d!.status}, not in compliance review.`);
+    }
+    const by = `${decision === 'APPROVE' ? 'approved' : 'rejected'} by operator ${operator.name}`;
+    if (decision === 'REJECT') {
+      await transitionDeposit(tx, d!, 'BLOCKED', by, at, { operatorId: operator.id });
+      await block(tx, d!, at);
+    } else if (d!.chainStatus !== 'DROPPED' && (isRestricted(d!.depositCurrency) || !matchesPayment(p, d!.depositCurrency, d!.network))) {
+      await transitionDeposit(tx, d!, 'UNPROCESSABLE', by, at, { operatorId: operator.id });
+      await refundUnprocessable(tx, d!, at);
+    } else {
+      await followChain(tx, deps, p, d!, at, by);
+    }
+    await reevaluatePayment(tx, deps, p, at, `deposit ${depositId} ${by}`);
+    return d!.status as DepositStatus;
+  });
+}
+
+/** Deposits and their refunds for a set of payments, for the API records. */
+export type LoadedDeposits = { deposits: DepositRow[]; refunds: Map<string, typeof refunds.$inferSelect> };
+
+export async function loadDeposits(db: Queryable, paymentIds: string[]): Promise<LoadedDeposits> {
+  if (paymentIds.length === 0) return { deposits: [], refunds: new Map() };
+  // A deposit has at most one refund: one query, one row a deposit.
+  const rows = await db
+    .select({ deposit: deposits, refund: refunds })
+    .from(deposits)
+    .leftJoin(refunds, eq(refunds.depositId, deposits.id))
+    .where(inArray(deposits.paymentId, paymentIds))
+    .orderBy(deposits.receivedAt, deposits.id);
+  return collectDeposits(rows);
+}
+
+/** Deposits (in order) and refunds by deposit, from rows of deposits left-joined with refunds. */
+export function collectDeposits(rows: { deposit: DepositRow | null; refund: typeof refunds.$inferSelect | null }[]): LoadedDeposits {
+  const loaded: LoadedDeposits = { deposits: [], refunds: new Map() };
+  for (const { deposit, refund } of rows) {
+    if (!deposit) continue;
+    loaded.deposits.push(deposit);
+    if (refund) loaded.refunds.set(deposit.id, refund);
+  }
+  return loaded;
+}

@@ -1,0 +1,103 @@
+/**
+ * What the checkout widget shows, built by one pure function from the
+ * payment record: never the paymentId, the business or any secret — only
+ * what the customer needs to pay.
+ */
+import { createHash } from 'node:crypto';
+import type { Network } from '../money/catalog.js';
+import { Dec, formatAnyAmount } from '../money/decimal.js';
+import { paymentUri } from '../networks/payment-uri.rules.js';
+import { localeLanguage } from './create-payment.schema.js';
+import type { PaymentRecord } from './payment-record.rules.js';
+
+export type CheckoutOption = { currency: string; network: string; amount: string };
+
+export type CheckoutDeposit = {
+  id: string;
+  status: string;
+  currency: string;
+  network: string;
+  amount: string;
+  transactionId: string;
+  receivedAt: number;
+  refund?: { type: string; status: string; reason: string; amount: string; transactionId?: string };
+};
+
+export type CheckoutView = {
+  status: string;
+  type: string;
+  /** One of the 12 languages, from the payment's locale ('en' when unsupported). */
+  language: string;
+  expiresAt: number | null;
+  displayCurrency: string | null;
+  /** The price including the customer's fee share, in the display currency. */
+  displayAmount: string | null;
+  depositCurrency: string | null;
+  network: string | null;
+  depositAmount: string | null;
+  walletAddress: string | null;
+  destinationTag: string | null;
+  paymentUri: string | null;
+  /** Credited so far, in the deposit currency, and what is still due (null when not applicable). */
+  paid: string;
+  remaining: string | null;
+  redirectUrl: string | null;
+  redirectMode: string;
+  options: CheckoutOption[];
+  deposits: CheckoutDeposit[];
+};
+
+export function toCheckoutView(p: PaymentRecord, options: CheckoutOption[]): CheckoutView {
+  const displayAmount =
+    p.expectedDisplayAmount && p.displayCurrency
+      ? formatAnyAmount(new Dec(p.expectedDisplayAmount).add(p.expectedDisplayDistributedUserServiceFee ?? 0), p.displayCurrency)
+      : null;
+  const currency = p.depositCurrency ?? null;
+  const paid = currency ? p.actualDepositAmount : '0';
+  const remaining =
+    currency && p.expectedDepositAmount && p.type === 'ONE_TIME'
+      ? formatAnyAmount(Dec.max(0, new Dec(p.expectedDepositAmount).sub(paid)), currency)
+      : null;
+  return {
+    status: p.status,
+    type: p.type,
+    language: localeLanguage(p.locale) ?? 'en',
+    expiresAt: p.type === 'ONE_TIME' ? p.paymentInitiatedAt + p.expirationMinutes * 60 : null,
+    displayCurrency: p.displayCurrency ?? null,
+    displayAmount,
+    depositCurrency: currency,
+    network: p.expectedNetwork ?? null,
+    depositAmount: p.expectedDepositAmount ?? null,
+    walletAddress: p.walletAddress ?? null,
+    destinationTag: p.destinationTag ?? null,
+    paymentUri:
+      p.walletAddress && currency && p.expectedNetwork && p.expectedDepositAmount
+        ? paymentUri({ network: p.expectedNetwork as Network, currency, address: p.walletAddress, amount: p.expectedDepositAmount, tag: p.destinationTag })
+        : null,
+    paid,
+    remaining,
+    redirectUrl: p.redirectUrl ?? null,
+    redirectMode: p.redirectMode,
+    options: p.status === 'NEW' ? options : [],
+    deposits: p.deposits.map((d) => {
+      const refund = d.refund as Record<string, string> | undefined;
+      return {
+        id: String(d.id),
+        status: String(d.status),
+        currency: String(d.depositCurrency),
+        network: String(d.network),
+        amount: String(d.depositAmount),
+        transactionId: String(d.transactionId),
+        receivedAt: Number(d.depositReceivedAt),
+        ...(refund
+          ? { refund: { type: refund.type!, status: refund.status!, reason: refund.reason!, amount: refund.amount!, ...(refund.transactionId ? { transactionId: refund.transactionId } : {}) } }
+          : {}),
+      };
+    }),
+  };
+}
+
+/** A stable id of a view's content: the subscription's event id, so a reconnecting client skips what it has. */
+export function viewVersion(view: CheckoutView): string {
+  return createHash('sha256').update(JSON.stringify(view)).digest('base64url').slice(0, 16);
+}

@@ -1,0 +1,59 @@
+/** Whitelisted withdrawal addresses (2023-02-09: `network` mandatory; pairs as for withdrawals). */
+import { and, desc, eq } from 'drizzle-orm';
+import { z } from 'zod';
+import { whitelistedAddresses } from '../../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { conflict, notFound } from '../../platform/errors.js';
+import { UUID_RE } from '../../platform/validate.js';
+import { unixSeconds } from '../payments/payment-record.rules.js';
+import { assertDestination } from './withdrawal.rules.js';
+
+export const CreateWhitelistSchema = z.object({
+  currency: z.string().min(1).max(16),
+  network: z.string().min(1).max(16),
+  address: z.string().min(1).max(128),
+  destinationTag: z.string().min(1).max(24).optional(),
+  label: z.string().max(200).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters').optional(),
+});
+
+type Row = typeof whitelistedAddresses.$inferSelect;
+const toRecord = (r: Row) => ({
+  id: r.id,
+  currency: r.currency,
+  network: r.network,
+  address: r.address,
+  destinationTag: r.destinationTag || null,
+  label: r.label,
+  createdAt: unixSeconds(r.createdAt),
+});
+
+export async function addWhitelisted(deps: Deps, businessId: string, input: z.infer<typeof CreateWhitelistSchema>) {
+  assertDestination(input, 'currency');
+  const [row] = await deps.database.db
+    .insert(whitelistedAddresses)
+    .values({ businessId, ...input, destinationTag: input.destinationTag ?? '', createdAt: deps.now() })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) throw conflict('ALREADY_WHITELISTED', 'This address is already whitelisted for this currency and network.');
+  return toRecord(row);
+}
+
+export async function listWhitelisted(deps: Deps, businessId: string) {
+  const rows = await deps.database.db
+    .select()
+    .from(whitelistedAddresses)
+    .where(eq(whitelistedAddresses.businessId, businessId))
+    .orderBy(desc(whitelistedAddresses.createdAt));
+  return { items: rows.map(toRecord) };
+}
+
+export async function removeWhitelisted(deps: Deps, businessId: string, id: string) {
+  const deleted = UUID_RE.test(id)
+    ? await deps.database.db
+        .delete(whitelistedAddresses)
+        .where(and(eq(whitelistedAddresses.id, id.toLowerCase()), eq(whitelistedAddresses.businessId, businessId)))
+        .returning({ id: whitelistedAddresses.id })
+    : [];
+  if (deleted.length === 0) throw notFound(`Whitelisted address ${id} not found.`);
+  return { id: deleted[0]!.id, deleted: true };
+}

@@ -1,0 +1,368 @@
+/**
+ * Withdrawals (CONTRACT §6): accept (rules, idempotency, balance debit in
+ * one transaction), approve or reject, broadcast, and record the outcome
+ * with its callback — each a checked transition with an event row.
+ */
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { requestHash } from '../../platform/idempotency.js';
+import type { Queryable } from '../../../db/client.js';
+import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawalEvents, withdrawals } from '../../../db/schema.js';
+import { enqueue } from '../../../jobs/enqueue.js';
+import { getBusiness, type Business } from '../businesses/business.service.js';
+import { enqueueCallback } from '../callbacks/delivery.service.js';
+import { withdrawalCallbackBody, type CallbackStatus } from '../callbacks/withdrawal-callback-body.rules.js';
+import type { RiskAssessment } from '../../adapters/screening/sandbox.js';
+import type { Deps } from '../../deps.js';
+import { conflict, forbidden, KassaError, notFound, validationFailed } from '../../platform/errors.js';
+import { UUID_RE } from '../../platform/validate.js';
+import { afterCursor, pageOf, parseCursor } from '../../platform/cursor.js';
+import { isInsufficientBalance, postEntries } from '../ledger/ledger.service.js';
+import {
+  CRYPTO_DECIMALS, FIAT_DECIMALS, NETWORK_FEES, TAG_NETWORKS, isFiat, type CryptoCurrency, type FiatCurrency, type Network,
+} from '../money/catalog.js';
+import { Dec, formatAmount, parseAmount, roundTo } from '../money/decimal.js';
+import type { PricedCurrency } from '../../adapters/rates/sandbox.js';
+import { isStablecoin, valuationRate } from '../money/valuation.js';
+import type { CreateWithdrawalInput } from './create-withdrawal.schema.js';
+import {
+  APPROVAL_POLICIES, CALLBACK_STATUS, REFUNDING_OUTCOMES, WITHDRAWAL_MAX, WITHDRAWAL_TRANSITIONS, assertDestination, rule,
+  withdrawalMin, type ApprovalPolicy, type WithdrawalStatus,
+} from './withdrawal.rules.js';
+import { toWithdrawalRecord, type WithdrawalRecord, type WithdrawalRow } from './withdrawal-record.rules.js';
+
+async function transition(tx: Queryable, w: { id: string; status: string }, to: WithdrawalStatus, reason: string, at: Date, data: Record<string, unknown> = {}) {
+  const from = w.status as WithdrawalStatus;
+  if (!WITHDRAWAL_TRANSITIONS[from].includes(to)) {
+    throw new KassaError(409, 'ILLEGAL_TRANSITION', `Withdrawal ${w.id} cannot move from ${from} to ${to}.`);
+  }
+  const updated = await tx
+    .update(withdrawals)
+    .set({ status: to })
+    .where(and(eq(withdrawals.id, w.id), eq(withdrawals.status, from)))
+    .returning({ id: withdrawals.id });
+  if (updated.length === 0) throw new KassaError(409, 'CONCURRENT_UPDATE', `Withdrawal ${w.id} changed concurrently.`);
+  await tx.insert(withdrawalEvents).values({ withdrawalId: w.id, fromStatus: from, toStatus: to, reason, data, at });
+  w.status = to;
+}
+
+
+export async function createWithdrawal(
+  deps: Deps,
+  caller: { businessId: string; business?: Business },
+  input: CreateWithdrawalInput,
+): Promise<WithdrawalRecord> {
+  if (input.businessId.toLowerCase() !== caller.businessId) {
+    throw forbidden('FORBIDDEN_BUSINESS', 'businessId does not match the business of the API key.');
+  }
+  const db = deps.database.db;
+  const business = caller.business ?? (await getBusiness(db, caller.businessId));
+  assertDestination({ ...input, currency: input.withdrawCurrency }, 'withdrawCurrency');
+  const currency = input.withdrawCurrency as CryptoCurrency;
+  const network = input.network as Network;
+  if (business.requireWhitelist) {
+    const [listed] = await db
+      .select({ id: whitelistedAddresses.id })
+      .from(whitelistedAddresses)
+      .where(
+        and(
+          eq(whitelistedAddresses.businessId, business.id),
+          eq(whitelistedAddresses.currency, currency),
+          eq(whitelistedAddresses.network, network),
+          eq(whitelistedAddresses.address, input.address),
+          eq(whitelistedAddresses.destinationTag, input.destinationTag ?? ''),
+        ),
+      );
+    if (!listed) throw rule('ADDRESS_NOT_WHITELISTED', 'This business withdraws only to whitelisted addresses, and this one is not.', 'address');
+  }
+
+  const now = deps.now();
+  const settlementCurrency = input.settlementCurrency ?? business.settlementCurrency;
+  const displayCurrency: FiatCurrency = input.displayCurrency ?? (isFiat(business.settlementCurrency) ? business.settlementCurrency : 'EUR');
+  const rateDisplay = await valuationRate(deps.rates, currency, displayCurrency, now);
+  const rateSettlement = await valuationRate(deps.rates, currency, settlementCurrency as PricedCurrency, now);
+  let estimated: Dec;
+  let expectedDisplay: Dec;
+  if (input.amount !== undefined) {
+    const parsed = parseAmount(input.amount, CRYPTO_DECIMALS[currency]);
+    if (!parsed.ok) throw validationFailed([{ field: 'amount', message: `must be a positive decimal string with at most ${CRYPTO_DECIMALS[currency]} decimals for ${currency}` }]);
+    estimated = parsed.value;
+    expectedDisplay = roundTo(estimated.mul(rateDisplay), displayCurrency);
+  } else {
+    const parsed = parseAmount(input.displayAmount!, FIAT_DECIMALS[displayCurrency]);
+    if (!parsed.ok) throw validationFailed([{ field: 'displayAmount', message: `must be a positive decimal string with at most ${FIAT_DECIMALS[displayCurrency]} decimals for ${displayCurrency}` }]);
+    expectedDisplay = parsed.value;
+    // Rounded down: the payout never exceeds what was asked for.
+    estimated = roundTo(expectedDisplay.div(rateDisplay), currency, 'DOWN');
+  }
+  const max = new Dec(WITHDRAWAL_MAX[currency]![network]!);
+  if (estimated.gt(max)) throw rule('AMOUNT_ABOVE_MAXIMUM', `At most ${max.toFixed()} ${currency} on ${network} per withdrawal.`, 'amount');
+  const min = withdrawalMin(currency, network);
+  if (estimated.lt(min)) throw rule('AMOUNT_BELOW_MINIMUM', `At least ${min.toFixed()} ${currency} on ${network} per withdrawal.`, 'amount');
+
+  const fee = new Dec(NETWORK_FEES[currency][network] ?? '0');
+  const feePayer = input.feePayer ?? (business.defaultFeePayer as 'BUSINESS' | 'RECIPIENT');
+  // The business pays the fee on top; a recipient-paid fee comes out of the amount sent.
+  const gross = feePayer === 'BUSINESS' ? estimated.add(fee) : estimated;
+  const deducted = roundTo(gross.mul(rateSettlement), settlementCurrency as FiatCurrency, 'UP');
+  const assessment: RiskAssessment = await deps.aml.screen(network, input.address);
+  const approvalsRequired = APPROVAL_POLICIES[business.approvalPolicy as ApprovalPolicy] ?? 0;
+  const hash = requestHash(input);
+
+  return db.transaction(async (tx) => {
+    const status: WithdrawalStatus = approvalsRequired > 0 ? 'PENDING_APPROVAL' : 'PROCESSING';
+    const [row] = await tx
+      .insert(withdrawals)
+      .values({
+        businessId: business.id,
+        clientWithdrawalId: input.clientWithdrawalId,
+        requestHash: hash,
+        status,
+        withdrawCurrency: currency,
+        network,
+        address: input.address,
+        destinationTag: input.destinationTag ?? null,
+        displayCurrency,
+        settlementCurrency,
+        feePayer,
+        expectedDisplayAmount: expectedDisplay.toFixed(),
+        estimatedWithdrawAmount: estimated.toFixed(),
+        deductedSettlementAmount: deducted.toFixed(),
+        withdrawFee: fee.toFixed(),
+        rateDisplay: rateDisplay.toString(),
+        rateSettlement: rateSettlement.toString(),
+        approvalsRequired,
+        riskScore: assessment.riskScore,
+        riskAssessment: assessment,
+        createdAt: now,
+      })
+      .onConflictDoNothing({ target: [withdrawals.businessId, withdrawals.clientWithdrawalId] })
+      .returning();
+    if (!row) {
+      const [existing] = await tx
+        .select()
+        .from(withdrawals)
+        .where(and(eq(withdrawals.businessId, business.id), eq(withdrawals.clientWithdrawalId, input.clientWithdrawalId)));
+      if (!existing || existing.requestHash !== hash) {
+        throw conflict('IDEMPOTENCY_CONFLICT', `clientWithdrawalId ${input.clientWithdrawalId} was already used with a different request.`);
+      }
+      return toWithdrawalRecord(existing, await approvalCount(tx, existing.id));
+    }
+    try {
+      // The balance row is locked by this update until commit, and its CHECK (amount >= 0) refuses an overdraft.
+      await postEntries(
+        tx,
+        [{ businessId: business.id, account: 'MERCHANT', currency: settlementCurrency, amount: deducted.neg().toFixed(), kind: 'WITHDRAWAL', withdrawalId: row.id }],
+        now,
+      );
+    } catch (error) {
+      if (isInsufficientBalance(error)) {
+        throw rule('INSUFFICIENT_BALANCE', `The ${settlementCurrency} balance does not cover ${formatAmount(deducted, settlementCurrency as FiatCurrency)} ${settlementCurrency}.`, 'amount');
+      }
+      throw error;
+    }
+    await tx.insert(withdrawalEvents).values({ withdrawalId: row.id, fromStatus: null, toStatus: status, reason: 'requested', at: now });
+    if (status === 'PROCESSING') await scheduleBroadcast(tx, deps, row.id, now);
+    return toWithdrawalRecord(row, 0);
+  });
+}
+
+async function scheduleBroadcast(tx: Queryable, deps: Deps, withdrawalId: string, now: Date) {
+  const runAt = new Date(now.getTime() + deps.config.sandboxBroadcastDelayS * 1000);
+  await enqueue(tx, 'broadcast_withdrawal', { withdrawalId }, { runAt, jobKey: `broadcast_withdrawal:${withdrawalId}` });
+}
+
+async function lockWithdrawal(tx: Queryable, withdrawalId: string): Promise<WithdrawalRow> {
+  const [row] = UUID_RE.test(withdrawalId) ? await tx.select().from(withdrawals).where(eq(withdrawals.id, withdrawalId)).for('update') : [];
+  if (!row) throw notFound(`Withdrawal ${withdrawalId} not found.`);
+  return row;
+}
+
+/**
+ * Record a final outcome: COMPLETED broadcasts and fills the actual amounts;
+ * FAILED, BLOCKED and REJECTED credit the debit back. The callback delivery
+ * and its first job are created in the same transaction.
+ */
+async function finalize(tx: Queryable, deps: Deps, w: WithdrawalRow, outcome: 'COMPLETED' | 'FAILED' | 'BLOCKED' | 'REJECTED', reason: string, at: Date) {
+  const currency = w.withdrawCurrency as CryptoCurrency;
+  if (outcome === 'COMPLETED') {
+    const fee = new Dec(w.withdrawFee);
+    const estimated = new Dec(w.estimatedWithdrawAmount);
+    const sent = w.feePayer === 'BUSINESS' ? estimated : estimated.sub(fee);
+    const result = await deps.chain.broadcast({
+      id: `withdrawal:${w.id}`,
+      network: w.network as Network,
+      currency,
+      toAddress: w.address,
+      destinationTag: w.destinationTag,
+      amount: sent.toFixed(),
+    });
+    const display = w.displayCurrency as FiatCurrency;
+    const settlement = w.settlementCurrency as FiatCurrency;
+    const gross = w.feePayer === 'BUSINESS' ? estimated.add(fee) : estimated;
+    let depegDisplay = new Dec(0);
+    let depegSettlement = new Dec(0);
+    if (isStablecoin(currency)) {
+      // Valued at the USD peg; the market difference is the pegging loss.
+      const marketDisplay = await deps.rates.rate(currency, display, at);
+      const marketSettlement = await deps.rates.rate(currency, settlement, at);
+      depegDisplay = gross.mul(new Dec(w.rateDisplay).sub(marketDisplay));
+      depegSettlement = (settlement as string) === currency ? new Dec(0) : gross.mul(new Dec(w.rateSettlement).sub(marketSettlement));
+    }
+    const actuals = {
+      actualWithdrawAmount: formatAmount(sent, currency),
+      actualDisplayAmount: formatAmount(sent.mul(w.rateDisplay), display),
+      deductedSettlementAmount: formatAmount(w.deductedSettlementAmount, settlement),
+      withdrawFee: formatAmount(fee, currency),
+      displayFee: formatAmount(fee.mul(w.rateDisplay), display),
+      displayRateDepegLossAmount: formatAmount(depegDisplay, display),
+      settlementRateDepegLossAmount: formatAmount(depegSettlement, settlement),
+    };
+    await tx.update(withdrawals).set({ actuals, transactionId: result.txHash, completedAt: result.confirmedAt ?? at }).where(eq(withdrawals.id, w.id));
+    Object.assign(w, { actuals, transactionId: result.txHash });
+  } else {
+    await tx.update(withdrawals).set({ completedAt: at }).where(eq(withdrawals.id, w.id));
+  }
+  if (REFUNDING_OUTCOMES.includes(outcome)) {
+    await postEntries(
+      tx,
+      [{ businessId: w.businessId, account: 'MERCHANT', currency: w.settlementCurrency, amount: w.deductedSettlementAmount, kind: `WITHDRAWAL_${outcome}`, withdrawalId: w.id }],
+      at,
+    );
+  }
+  await transition(tx, w, outcome, reason, at);
+  const [business] = await tx.select({ url: businesses.withdrawalCallbackUrl }).from(businesses).where(eq(businesses.id, w.businessId));
+  if (business?.url) {
+    const status = CALLBACK_STATUS[outcome] as CallbackStatus;
+    const body = withdrawalCallbackBody(status, callbackInput(w));
+    await enqueueCallback(tx, { businessId: w.businessId, kind: 'WITHDRAWAL', subjectId: w.id, url: business.url, body }, at);
+  }
+}
+
+function callbackInput(w: WithdrawalRow) {
+  const currency = w.withdrawCurrency as CryptoCurrency;
+  const assessment = w.riskAssessment as unknown as RiskAssessment;
+  return {
+    withdrawalId: w.id,
+    clientWithdrawalId: w.clientWithdrawalId,
+    businessId: w.businessId,
+    displayCurrency: w.displayCurrency,
+    withdrawCurrency: w.withdrawCurrency,
+    settlementCurrency: w.settlementCurrency,
+    expectedDisplayAmount: formatAmount(w.expectedDisplayAmount, w.displayCurrency as FiatCurrency),
+    estimatedWithdrawAmount: formatAmount(w.estimatedWithdrawAmount, currency),
+    address: w.address,
+    destinationTag: TAG_NETWORKS.includes(w.network as Network) ? w.destinationTag : null,
+    txAddressOwner: assessment.addressOwner,
+    actuals: (w.actuals ?? undefined) as never,
+    transactionId: w.transactionId,
+  };
+}
+
+/** The `broadcast_withdrawal` job: screen the destination, then send (or block). */
+export async function broadcastWithdrawal(deps: Deps, withdrawalId: string): Promise<WithdrawalStatus> {
+  return deps.database.db.transaction(async (tx) => {
+    const w = await lockWithdrawal(tx, withdrawalId);
+    if (w.status !== 'PROCESSING') return w.status as WithdrawalStatus;
+    const [business] = await tx.select({ block: businesses.riskBlockThreshold }).from(businesses).where(eq(businesses.id, w.businessId));
+    const at = deps.now();
+    if (new Dec(w.riskScore).gte(business!.block)) await finalize(tx, deps, w, 'BLOCKED', `destination risk ${w.riskScore}`, at);
+    else await finalize(tx, deps, w, 'COMPLETED', 'broadcast', at);
+    return w.status as WithdrawalStatus;
+  });
+}
+
+/** Sandbox test helper: force an outcome now. */
+export async function forceOutcome(deps: Deps, businessId: string, withdrawalId: string, outcome: 'COMPLETED' | 'FAILED' | 'BLOCKED') {
+  return deps.database.db.transaction(async (tx) => {
+    const w = await lockWithdrawal(tx, withdrawalId);
+    if (w.businessId !== businessId) throw notFound(`Withdrawal ${withdrawalId} not found.`);
+    if (w.status !== 'PROCESSING' && w.status !== 'PENDING_APPROVAL') {
+      throw new KassaError(409, 'WITHDRAWAL_FINAL', `Withdrawal ${withdrawalId} is already ${w.status}.`);
+    }
+    await finalize(tx, deps, w, outcome, 'forced by test helper', deps.now());
+    return toWithdrawalRecord(w, await approvalCount(tx, w.id));
+  });
+}
+
+/**
+ * An operator approves (PENDING_APPROVAL → PROCESSING once enough distinct
+ * operators approved) or rejects (→ REJECTED, balance credited back, FAILED callback).
+ */
+export async function decideWithdrawal(deps: Deps, withdrawalId: string, operator: { id: string; name: string }, decision: 'APPROVE' | 'REJECT') {
+  return deps.database.db.transaction(async (tx) => {
+    const w = await lockWithdrawal(tx, withdrawalId);
+    if (w.status !== 'PENDING_APPROVAL') {
+      throw new KassaError(409, 'NOT_PENDING_APPROVAL', `Withdrawal ${withdrawalId} is ${w.status}, not waiting for approval.`);
+    }
+    const at = deps.now();
+    const inserted = await tx
+      .insert(withdrawalApprovals)
+      .values({ withdrawalId, operatorId: operator.id, decision, at })
+      .onConflictDoNothing()
+      .returning();
+    if (inserted.length === 0) {
+      throw new KassaError(409, 'ALREADY_DECIDED', `Operator ${operator.name} already decided on withdrawal ${withdrawalId}; a second approval must come from a different operator.`);
+    }
+    if (decision === 'REJECT') {
+      await finalize(tx, deps, w, 'REJECTED', `rejected by ${operator.name}`, at);
+    } else {
+      const n = await approvalCount(tx, withdrawalId);
+      await tx.insert(withdrawalEvents).values({ withdrawalId, fromStatus: w.status, toStatus: w.status, reason: `approved by ${operator.name} (${n}/${w.approvalsRequired})`, at });
+      if (n >= w.approvalsRequired) {
+        await transition(tx, w, 'PROCESSING', 'approved', at);
+        await scheduleBroadcast(tx, deps, w.id, at);
+      }
+    }
+    return toWithdrawalRecord(w, await approvalCount(tx, w.id));
+  });
+}
+
+/** Records of several withdrawals with their approval counts, in one query. */
+async function withApprovalCounts(db: Queryable, rows: WithdrawalRow[]): Promise<WithdrawalRecord[]> {
+  if (rows.length === 0) return [];
+  const counts = await db
+    .select({ withdrawalId: withdrawalApprovals.withdrawalId, n: sql<number>`count(*)::int` })
+    .from(withdrawalApprovals)
+    .where(and(inArray(withdrawalApprovals.withdrawalId, rows.map((r) => r.id)), eq(withdrawalApprovals.decision, 'APPROVE')))
+    .groupBy(withdrawalApprovals.withdrawalId);
+  const byId = new Map(counts.map((c) => [c.withdrawalId, c.n]));
+  return rows.map((r) => toWithdrawalRecord(r, byId.get(r.id) ?? 0));
+}
+
+async function approvalCount(db: Queryable, withdrawalId: string): Promise<number> {
+  const [{ n }] = (await db.execute(
+    sql`select count(*)::int as n from withdrawal_approvals where withdrawal_id = ${withdrawalId} and decision = 'APPROVE'`,
+  )) as unknown as [{ n: number }];
+  return n;
+}
+
+export async function getWithdrawal(deps: Deps, businessId: string | null, withdrawalId: string): Promise<WithdrawalRecord> {
+  const [row] = UUID_RE.test(withdrawalId)
+    ? await deps.database.db.select().from(withdrawals).where(eq(withdrawals.id, withdrawalId.toLowerCase()))
+    : [];
+  if (!row || (businessId && row.businessId !== businessId)) throw notFound(`Withdrawal ${withdrawalId} not found.`);
+  return toWithdrawalRecord(row, await approvalCount(deps.database.db, row.id));
+}
+
+export async function listWithdrawals(
+  deps: Deps,
+  businessId: string | null,
+  query: { status?: string; clientWithdrawalId?: string; limit: number; cursor?: string },
+): Promise<{ items: WithdrawalRecord[]; nextCursor: string | null }> {
+  const after = parseCursor(query.cursor);
+  const rows = await deps.database.db
+    .select()
+    .from(withdrawals)
+    .where(
+      and(
+        businessId ? eq(withdrawals.businessId, businessId) : undefined,
+        query.status ? eq(withdrawals.status, query.status) : undefined,
+        query.clientWithdrawalId ? eq(withdrawals.clientWithdrawalId, query.clientWithdrawalId) : undefined,
+        afterCursor(withdrawals.createdAt, withdrawals.id, after),
+      ),
+    )
+    .orderBy(desc(withdrawals.createdAt), desc(withdrawals.id))
+    .limit(query.limit + 1);
+  const { page, nextCursor } = pageOf(rows, query.limit);
+  return { items: await withApprovalCounts(deps.database.db, page), nextCursor };
+}

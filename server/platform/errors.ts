@@ -1,0 +1,29 @@
+/**
+ * Typed domain errors. Domain code throws a KassaError with a stable code;
+ * the HTTP edge maps it to problem+json (server/edges/rest/problem.ts) and the
+ * tRPC error formatter to a tRPC code (server/edges/trpc/init.ts).
+ */
+
+export type FieldError = { field: string; message: string };
+
+export class KassaError extends Error {
+  override name = 'KassaError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly errors: FieldError[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const validationFailed = (errors: FieldError[], detail = 'The request is invalid.') =>
+  new KassaError(400, 'VALIDATION_FAILED', detail, errors);
+export const unauthorized = (detail: string) => new KassaError(401, 'UNAUTHORIZED', detail);
+export const forbidden = (code: string, detail: string) => new KassaError(403, code, detail);
+export const notFound = (detail: string) => new KassaError(404, 'NOT_FOUND', detail);
+export const conflict = (code: string, detail: string) => new KassaError(409, code, detail);
+export const unprocessable = (code: string, detail: string, errors: FieldError[] = []) =>
+  new KassaError(422, code, detail, errors);

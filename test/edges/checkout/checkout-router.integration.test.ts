@@ -1,0 +1,78 @@
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
+import { EventSource } from 'eventsource';
+import type { Runner } from 'graphile-worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CheckoutRouter } from '../../../server/edges/checkout/checkout-router.js';
+import type { CheckoutView } from '../../../server/modules/payments/checkout-view.rules.js';
+import { startTestApp, type TestApp } from '../../helpers/app.js';
+import { eventually, startTestWorker } from '../../helpers/worker.js';
+
+let t: TestApp;
+let worker: Runner;
+let base: string;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { KASSA_SANDBOX_CONFIRM_DELAY_S: '0' } });
+  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  worker = await startTestWorker(t.deps);
+});
+afterAll(async () => {
+  await worker.stop();
+  await t.close();
+});
+
+const client = () =>
+  createTRPCClient<CheckoutRouter>({
+    links: [
+      splitLink({
+        condition: (op) => op.type === 'subscription',
+        true: httpSubscriptionLink({ url: `${base}/checkout/api`, EventSource }),
+        false: httpBatchLink({ url: `${base}/checkout/api` }),
+      }),
+    ],
+  });
+
+async function fiatPayment() {
+  const res = await t.signed('POST', '/v1/payments', {
+    clientPaymentId: `c-${Math.random()}`, businessId: t.business.businessId, locale: 'fr_FR', displayCurrency: 'EUR', displayAmount: '600.00',
+  });
+  return (res.json().paymentUrl as string).split('/').pop()!;
+}
+
+describe('checkout router', () => {
+  it('shows a NEW payment with priced options, then the chosen currency', async () => {
+    const token = await fiatPayment();
+    const kassa = client();
+    const view = await kassa.get.query({ token });
+    expect(view.status).toBe('NEW');
+    expect(view.language).toBe('fr');
+    expect(view.displayAmount).toBe('600.00');
+    // 600 EUR / 60000 EUR per BTC = 0.01 BTC
+    expect(view.options).toContainEqual({ currency: 'BTC', network: 'BTC', amount: '0.01' });
+    expect(JSON.stringify(view)).not.toContain(t.business.businessId);
+    const chosen = await kassa.choose.mutate({ token, depositCurrency: 'BTC', network: 'BTC' });
+    expect(chosen.status).toBe('PENDING');
+    expect(chosen.paymentUri).toBe(`bitcoin:${chosen.walletAddress}?amount=0.01`);
+    expect(chosen.options).toEqual([]);
+  });
+
+  it('refuses an unknown token with NOT_FOUND', async () => {
+    await expect(client().get.query({ token: 'AAAAAAAAAAAAAAAAAAAAAA' })).rejects.toMatchObject({ data: { code: 'NOT_FOUND' } });
+  });
+
+  it('pushes a deposit to a subscriber without polling', async () => {
+    const token = await fiatPayment();
+    const kassa = client();
+    const chosen = await kassa.choose.mutate({ token, depositCurrency: 'BTC', network: 'BTC' });
+    const seen: CheckoutView[] = [];
+    const sub = kassa.updates.subscribe({ token }, { onData: (e) => seen.push(e.data) });
+    await eventually(async () => seen.length >= 1, 5000, 'first view');
+    expect(seen[0]!.status).toBe('PENDING');
+    const row = await t.db.sql`select id from payments where checkout_token = ${token}`;
+    await t.signed('POST', `/v1/test-helpers/payments/${row[0]!.id}/deposits`, { depositCurrency: 'BTC', network: 'BTC', amount: chosen.depositAmount });
+    const final = await eventually(async () => seen.find((v) => v.status === 'DEPOSITED'), 10_000, 'DEPOSITED pushed');
+    expect(final.deposits[0]!.status).toBe('CONFIRMED');
+    expect(final.remaining).toBe('0');
+    sub.unsubscribe();
+  });
+});

@@ -1,0 +1,302 @@
+/**
+ * The HTTP edge (CONTRACT §3, §4): media type, body size, malformed and
+ * hostile JSON, the problem+json shape of every refusal (never a 5xx, a
+ * stack trace or SQL), and the operational endpoints /health, /ready,
+ * /metrics, /openapi.json and /docs.
+ */
+import type { LightMyRequestResponse } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authorizationHeader } from '../../../server/edges/rest/signature.rules.js';
+import { startTestApp, type TestApp } from '../../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => t.close());
+
+// ---------------------------------------------------------------------------
+// Local helpers
+
+const KIB = 1024;
+const PROBLEM_KEYS = ['code', 'detail', 'errors', 'status', 'title', 'type'];
+
+/** Every response of this file, checked for leaks at the end. */
+const seen: LightMyRequestResponse[] = [];
+
+/** A signed POST /v1/payments with a raw body and any content type. */
+async function post(rawBody: string, contentType = 'application/json', path = '/v1/payments'): Promise<LightMyRequestResponse> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: path,
+    payload: rawBody,
+    headers: {
+      'content-type': contentType,
+      authorization: authorizationHeader(t.business.apiKey, t.business.apiSecret, {
+        method: 'POST',
+        path,
+        body: rawBody,
+        timestamp: Math.floor(t.clock.now().getTime() / 1000),
+      }),
+    },
+  });
+  seen.push(res);
+  return res;
+}
+
+async function get(path: string): Promise<LightMyRequestResponse> {
+  const res = await t.app.inject({ method: 'GET', url: path });
+  seen.push(res);
+  return res;
+}
+
+const paymentBody = (overrides: Record<string, unknown> = {}) => ({
+  clientPaymentId: `edge-${randomUUID()}`,
+  businessId: t.business.businessId,
+  locale: 'en',
+  displayCurrency: 'EUR',
+  displayAmount: '12.00',
+  ...overrides,
+});
+
+/** A JSON payment body padded (with an ignored extra key) to exactly `bytes` bytes. */
+function bodyOfSize(bytes: number): string {
+  const base = JSON.stringify({ ...paymentBody(), padding: '' });
+  const padded = base.replace('"padding":""', `"padding":"${'x'.repeat(bytes - base.length)}"`);
+  expect(Buffer.byteLength(padded)).toBe(bytes);
+  return padded;
+}
+
+function expectNoLeak(res: LightMyRequestResponse) {
+  expect(res.body, 'stack frame').not.toMatch(/\n\s*at |\bat .+:\d+:\d+/);
+  expect(res.body, 'SQL').not.toMatch(/SELECT|INSERT/);
+}
+
+function expectProblem(res: LightMyRequestResponse, status: number, code: string) {
+  expect(res.statusCode, res.body).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  const body = res.json();
+  expect(Object.keys(body).sort()).toEqual(PROBLEM_KEYS);
+  expect(body.status).toBe(res.statusCode);
+  expect(body.code).toBe(code);
+  expect(body.type).toEqual(expect.any(String));
+  expect(body.title).toEqual(expect.any(String));
+  expect(body.detail).toEqual(expect.any(String));
+  expect(Array.isArray(body.errors)).toBe(true);
+  expectNoLeak(res);
+  return body as { errors: { field: string; message: string }[] };
+}
+
+/** Any 4xx, as problem+json of the right shape. */
+function expectClientError(res: LightMyRequestResponse) {
+  expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
+  expect(res.statusCode, res.body).toBeLessThan(500);
+  return expectProblem(res, res.statusCode, res.json().code);
+}
+
+async function paymentCount(): Promise<number> {
+  const [row] = await t.db.sql<{ n: number }[]>`select count(*)::int as n from payments`;
+  return row!.n;
+}
+
+// ---------------------------------------------------------------------------
+
+describe('content type: only JSON (415 UNSUPPORTED_MEDIA_TYPE)', () => {
+  it('accepts application/json, with or without a charset', async () => {
+    expect((await post(JSON.stringify(paymentBody()))).statusCode).toBe(200);
+    expect((await post(JSON.stringify(paymentBody()), 'application/json; charset=utf-8')).statusCode).toBe(200);
+  });
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml'])(
+    'refuses %s',
+    async (contentType) => {
+      const before = await paymentCount();
+      expectProblem(await post(JSON.stringify(paymentBody()), contentType), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      expect(await paymentCount()).toBe(before);
+    },
+  );
+
+  it('refuses a form-encoded body', async () => {
+    expectProblem(await post('clientPaymentId=a&locale=en', 'application/x-www-form-urlencoded'), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+});
+
+describe('body size: at most 64 KiB (413 PAYLOAD_TOO_LARGE)', () => {
+  it('accepts a body of exactly 64 KiB', async () => {
+    const res = await post(bodyOfSize(64 * KIB));
+    expect(res.statusCode, res.body).toBe(200);
+  });
+
+  it('refuses a body one byte over 64 KiB', async () => {
+    expectProblem(await post(bodyOfSize(64 * KIB + 1)), 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('refuses a 300 KB clientPaymentId', async () => {
+    expectProblem(await post(JSON.stringify(paymentBody({ clientPaymentId: 'x'.repeat(300_000) }))), 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('refuses a large body even without a valid signature', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/payments', payload: bodyOfSize(100 * KIB), headers: { 'content-type': 'application/json' } });
+    seen.push(res);
+    expectProblem(res, 413, 'PAYLOAD_TOO_LARGE');
+  });
+});
+
+describe('malformed JSON (400 MALFORMED_JSON)', () => {
+  it.each(['{"clientPaymentId": ', "{'a': 1}", '{"a": 1,}', 'not json', '{"a": 1} trailing', '\u0000'])(
+    'refuses %j',
+    async (raw) => {
+      expectProblem(await post(raw), 400, 'MALFORMED_JSON');
+    },
+  );
+
+  it('refuses an empty body declared as JSON', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/payments',
+      payload: '',
+      headers: { 'content-type': 'application/json', authorization: authorizationHeader(t.business.apiKey, t.business.apiSecret, { method: 'POST', path: '/v1/payments', body: '', timestamp: Math.floor(t.clock.now().getTime() / 1000) }) },
+    });
+    seen.push(res);
+    expectProblem(res, 400, 'MALFORMED_JSON');
+  });
+});
+
+describe('prototype pollution attempts → 400, never 5xx', () => {
+  it.each<[string, () => string]>([
+    ['__proto__', () => '{"__proto__": {"polluted": true}}'],
+    ['constructor.prototype', () => '{"constructor": {"prototype": {"polluted": true}}}'],
+    ['__proto__ inside a valid payment', () => JSON.stringify(paymentBody()).replace(/}$/, ',"__proto__":{"polluted":true}}')],
+    ['nested __proto__', () => JSON.stringify({ ...paymentBody(), meta: { a: 1 } }).replace('"a":1', '"__proto__":{"polluted":true}')],
+  ])('refuses %s', async (_what, raw) => {
+    const before = await paymentCount();
+    expectProblem(await post(raw()), 400, 'MALFORMED_JSON');
+    expect(await paymentCount()).toBe(before);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('JSON that is not an object (400 VALIDATION_FAILED)', () => {
+  it.each([
+    ['an array', '[]'],
+    ['an array of a payment', JSON.stringify([{ clientPaymentId: 'x' }])],
+    ['a string', '"hello"'],
+    ['null', 'null'],
+    ['a number', '42'],
+    ['a boolean', 'true'],
+  ])('refuses %s', async (_what, raw) => {
+    const problem = expectProblem(await post(raw), 400, 'VALIDATION_FAILED');
+    expect(problem.errors.map((e) => e.field)).toEqual(['(body)']);
+  });
+
+  it('accepts an object of the right shape', async () => {
+    expect((await post(JSON.stringify(paymentBody()))).statusCode).toBe(200);
+  });
+});
+
+describe('hostile shapes → 4xx, never 5xx', () => {
+  const depth = 5000;
+  const nestedArrays = '['.repeat(depth) + ']'.repeat(depth);
+  const nestedObjects = '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+  /** A valid payment body whose `field` holds raw JSON text. */
+  const withRaw = (field: string, rawValue: string) =>
+    JSON.stringify(paymentBody({ [field]: 'PLACEHOLDER' })).replace('"PLACEHOLDER"', rawValue);
+
+  it.each<[string, () => string]>([
+    ['5000 nested arrays as the body', () => nestedArrays],
+    ['5000 nested objects as the body', () => nestedObjects],
+    ['5000 nested arrays as clientPaymentId', () => withRaw('clientPaymentId', nestedArrays)],
+    ['5000 nested objects as displayAmount', () => withRaw('displayAmount', nestedObjects)],
+    ['a NUL character in clientPaymentId', () => JSON.stringify(paymentBody({ clientPaymentId: 'a\u0000b' }))],
+    ['a lone surrogate in locale', () => withRaw('locale', '"en-\\ud800"')],
+    ['a NUL character in locale', () => JSON.stringify(paymentBody({ locale: 'en\u0000' }))],
+    ['a huge number as expirationMinutes', () => withRaw('expirationMinutes', '1e308')],
+    ['an amount with 60 digits', () => JSON.stringify(paymentBody({ displayAmount: '9'.repeat(60) }))],
+    ['a businessId that is almost a UUID', () => JSON.stringify(paymentBody({ businessId: `${t.business.businessId}0` }))],
+    ['a 10 000-character locale', () => JSON.stringify(paymentBody({ locale: `en-${'a'.repeat(10_000)}` }))],
+    ['an object as businessId', () => JSON.stringify(paymentBody({ businessId: { $ne: null } }))],
+  ])('%s', async (_what, raw) => {
+    expectClientError(await post(raw()));
+  });
+
+  it('a lone surrogate in clientPaymentId is not a 5xx', async () => {
+    const res = await post(withRaw('clientPaymentId', '"edge-\\ud800"'));
+    expect(res.statusCode, res.body).toBeLessThan(500);
+    expectNoLeak(res);
+  });
+
+  it('a businessId that is a UUID of no business → 403, not 5xx', async () => {
+    expectProblem(await post(JSON.stringify(paymentBody({ businessId: randomUUID() }))), 403, 'FORBIDDEN_BUSINESS');
+  });
+});
+
+describe('problem details for unknown routes (404 NOT_FOUND)', () => {
+  it.each([
+    ['GET', '/v1/nope'],
+    ['GET', '/'],
+    ['POST', '/v1/payments/extra/segments'],
+    ['DELETE', '/v1/payments'],
+    ['GET', '/v2/payments'],
+  ] as const)('%s %s', async (method, url) => {
+    const res = await t.app.inject({ method, url });
+    seen.push(res);
+    expectProblem(res, 404, 'NOT_FOUND');
+  });
+});
+
+describe('operational endpoints', () => {
+  it('GET /health → 200', async () => {
+    const res = await get('/health');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'ok' });
+  });
+
+  it('GET /ready → 200 {status: "ready"} when the database answers', async () => {
+    const res = await get('/ready');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'ready' });
+  });
+
+  it('GET /metrics → Prometheus text with kassa_http_requests_total', async () => {
+    await get('/health');
+    const res = await get('/metrics');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.body).toContain('# TYPE kassa_http_requests_total counter');
+    expect(res.body).toMatch(/^kassa_http_requests_total\{[^}]*route="\/health"[^}]*\} [1-9]/m);
+  });
+
+  it('GET /openapi.json → OpenAPI 3.1 describing POST /v1/payments', async () => {
+    const res = await get('/openapi.json');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const doc = res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    const post = doc.paths['/v1/payments']?.post;
+    expect(post).toBeDefined();
+    const schema = post.requestBody.content['application/json'].schema;
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['clientPaymentId', 'businessId', 'locale', 'displayCurrency', 'depositCurrency', 'network']));
+    expect(schema.required).toEqual(expect.arrayContaining(['clientPaymentId', 'businessId', 'locale']));
+    expect(doc.paths['/v1/payments'].get).toBeDefined();
+    expect(doc.paths['/v1/payments/{paymentId}']?.get).toBeDefined();
+  });
+
+  it('GET /docs → an HTML page', async () => {
+    const res = await get('/docs');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toMatch(/^<!doctype html>/i);
+    expect(res.body).toContain('/v1/payments');
+  });
+});
+
+describe('no response of this file leaks internals', () => {
+  it('has no 5xx, stack frame or SQL in any response', () => {
+    expect(seen.length).toBeGreaterThan(40);
+    for (const res of seen) {
+      expect(res.statusCode, res.body).toBeLessThan(500);
+      expectNoLeak(res);
+    }
+  });
+});
