@@ -5,7 +5,7 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { connect } from '../db/client.js';
-import { createBusiness } from '../server/modules/businesses/business.service.js';
+import { createBusiness } from '../server/modules/businesses/index.js';
 import { generateMasterKey, parseMasterKey } from '../server/platform/secrets.js';
 import type { BenchContext, BenchOptions } from './context.js';
 import { Cleanup, KASSA_BUNDLE, openBenchDatabase, startFastifyConstant, startKassa, startReceiver } from './env.js';

@@ -5,13 +5,13 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { createApiKey, createBusiness, createOperator, getBusiness } from './modules/businesses/business.service.js';
+import { createApiKey, createBusiness, createOperator, getBusiness } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
-import { SCOPES, type Scope } from './modules/money/catalog.js';
+import { SCOPES, type Scope } from './modules/money/index.js';
 import { buildDeps, connect, openDatabase, resolveMasterKey } from './compose.js';
-import { simulateDeposit, SimulateDepositSchema } from './adapters/chain/sandbox-faucet.js';
-import { chooseCurrency, loadPaymentById } from './modules/payments/payment.service.js';
-import { listAttempts, listDeliveries, redeliver } from './modules/callbacks/delivery.service.js';
+import { SimulateDepositSchema } from './modules/deposits/index.js';
+import { chooseCurrency, loadPaymentById } from './modules/payments/index.js';
+import { listAttempts, listDeliveries, redeliver } from './modules/callbacks/index.js';
 
 const USAGE = `Usage: npm run kassa -- <command> [options]
 
@@ -119,8 +119,8 @@ async function run(argv: string[]): Promise<void> {
         break;
       }
       case 'deposit:simulate': {
-        if (!config.sandbox) throw new UsageError('deposit:simulate exists only in sandbox.');
         const deps = buildDeps(config, database, masterKey);
+        if (!config.sandbox || !deps.faucet) throw new UsageError('deposit:simulate exists only in sandbox.');
         const payment = await loadPaymentById(database.db, requireUuid(values.payment, '--payment'));
         const input = SimulateDepositSchema.safeParse({
           depositCurrency: values.currency,
@@ -131,7 +131,7 @@ async function run(argv: string[]): Promise<void> {
           confirm: !values['no-confirm'],
         });
         if (!input.success) throw new UsageError(input.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}`).join('\n'));
-        const simulated = await simulateDeposit(deps, payment, input.data);
+        const simulated = await deps.faucet.simulate(deps, payment, input.data);
         const status = 'status' in simulated.ingest ? simulated.ingest.status : simulated.ingest.outcome;
         print({ transactionId: simulated.txHash, depositStatus: status }, `transaction ${simulated.txHash}\ndeposit ${status}`);
         break;

@@ -8,11 +8,14 @@ import { join, resolve } from 'node:path';
 import { connect, type Database } from '../db/client.js';
 import { runningPort, startEmbedded } from '../db/embedded.js';
 import { migrate } from '../db/migrate.js';
-import { SandboxChain } from './adapters/chain/sandbox.js';
+import { sandboxChains } from './adapters/chain/sandbox.js';
+import { sandboxFaucet } from './adapters/chain/sandbox-faucet.js';
+import { paymentCallbackSubscriber } from './modules/callbacks/index.js';
+import { liveCheckoutSubscriber } from './modules/payments/index.js';
 import type { Config } from './platform/config.js';
 import type { Deps } from './deps.js';
 import { SandboxRates } from './adapters/rates/sandbox.js';
-import { SandboxAml } from './adapters/screening/sandbox.js';
+import { SandboxScreening } from './adapters/screening/sandbox.js';
 import { CallbackSender } from './adapters/callbacks/http-transport.js';
 import { RateLimits } from './platform/rate-limit.js';
 import { generateMasterKey, parseMasterKey, type MasterKey } from './platform/secrets.js';
@@ -68,10 +71,14 @@ export function buildDeps(config: Config, database: Database, masterKey: MasterK
     config,
     database,
     masterKey,
+    // The adapters: the sandbox for chains, rates and screening; live ones plug in here.
     rates: new SandboxRates(),
-    chain: new SandboxChain(masterKey, database, now),
-    aml: new SandboxAml(),
+    chains: sandboxChains(database, now),
+    screening: new SandboxScreening(),
+    faucet: config.sandbox ? sandboxFaucet : null,
     callbacks: new CallbackSender({ timeoutMs: config.callbackTimeoutMs, allowPrivate: config.allowPrivateCallbackUrls }),
+    // Subscribers of payment status changes, in the transaction of each change.
+    paymentSubscribers: [liveCheckoutSubscriber, paymentCallbackSubscriber(config.publicUrl)],
     limits: new RateLimits(),
     now,
   };

@@ -1,27 +1,25 @@
 /**
- * What the services need from the outside world, injected once: the
- * database, the master key, rates, the chain and the clock. Tests build it
- * with their own database and clock.
+ * Everything the composition root (server/compose.ts) builds, as one bag:
+ * each module's own deps (its ports, the database, config, master key,
+ * clock), the chains (reached only by jobs), the sandbox faucet and the
+ * edges' rate limits. Edges and jobs take this; modules never import it —
+ * each declares the narrower type it needs in its ports.ts.
  */
-import type { Database } from '../db/client.js';
-import type { ChainAdapter } from './modules/networks/ports.js';
-import type { AmlProvider } from './adapters/screening/sandbox.js';
-import type { CallbackSender } from './adapters/callbacks/http-transport.js';
+import type { BusinessesDeps } from './modules/businesses/index.js';
+import type { CallbacksDeps } from './modules/callbacks/index.js';
+import type { DepositsDeps, SandboxFaucet } from './modules/deposits/index.js';
+import type { ChainPorts } from './modules/networks/ports.js';
+import type { WithdrawalsDeps } from './modules/withdrawals/index.js';
 import type { RateLimits } from './platform/rate-limit.js';
-import type { Config } from './platform/config.js';
-import type { RatesProvider } from './adapters/rates/sandbox.js';
-import type { MasterKey } from './platform/secrets.js';
 
-export type Deps = {
-  config: Config;
-  database: Database;
-  masterKey: MasterKey;
-  rates: RatesProvider;
-  chain: ChainAdapter;
-  aml: AmlProvider;
-  callbacks: CallbackSender;
-  /** Per-process rate limits (authentication failures, checkout). */
-  limits: RateLimits;
-  /** The clock. Injected so expiry and retry schedules are testable without sleeping. */
-  now: () => Date;
-};
+export type Deps = DepositsDeps &
+  WithdrawalsDeps &
+  CallbacksDeps &
+  BusinessesDeps & {
+    /** One chain per network; only jobs call them (network I/O stays outside transactions). */
+    chains: ChainPorts;
+    /** Sandbox only: simulated deposits. */
+    faucet: SandboxFaucet | null;
+    /** Per-process rate limits (authentication failures, checkout). */
+    limits: RateLimits;
+  };

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import type { Runner } from 'graphile-worker';
 import { startWorker } from '../jobs/worker.js';
 import { createServer, type KassaServer } from './edges/app.js';
-import { createDemoBusinessIfEmpty, demoBanner } from './modules/businesses/bootstrap.js';
+import { createDemoBusinessIfEmpty, demoBanner } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { buildDeps, connect, openDatabase, resolveMasterKey } from './compose.js';
 

@@ -32,9 +32,9 @@ import { runAutocannon } from '../bench/load.js';
 import { makeRow, type Machine, type Row } from '../bench/report.js';
 import { percentiles, round, sleep } from '../bench/stats.js';
 import { connect } from '../db/client.js';
-import { createBusiness } from '../server/modules/businesses/business.service.js';
+import { createBusiness } from '../server/modules/businesses/index.js';
 import { authorizationHeader } from '../server/edges/rest/signature.rules.js';
-import { postEntries } from '../server/modules/ledger/ledger.service.js';
+import { postEntries } from '../server/modules/ledger/index.js';
 import { generateMasterKey, parseMasterKey } from '../server/platform/secrets.js';
 
 const { values } = parseArgs({

@@ -5,7 +5,7 @@
  */
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import { attemptDelivery } from '../../server/modules/callbacks/delivery.service.js';
+import { attemptDelivery } from '../../server/modules/callbacks/index.js';
 import type { Deps } from '../../server/deps.js';
 
 const Payload = z.object({ deliveryId: z.uuid() });

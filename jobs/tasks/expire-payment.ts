@@ -2,7 +2,7 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Deps } from '../../server/deps.js';
-import { expirePayment } from '../../server/modules/payments/expiry.service.js';
+import { expirePayment } from '../../server/modules/payments/index.js';
 
 const Payload = z.object({ paymentId: z.uuid() });
 

@@ -5,7 +5,7 @@
  */
 import type { Task } from 'graphile-worker';
 import type { Deps } from '../../server/deps.js';
-import { scheduleExpiries } from '../../server/modules/payments/expiry.service.js';
+import { scheduleExpiries } from '../../server/modules/payments/index.js';
 
 export const sweepExpiriesTask = (deps: Deps): Task => async (_payload, helpers) => {
   const added = await scheduleExpiries(deps);

@@ -21,7 +21,7 @@ import { appRouter, type AppRouter } from './trpc/app-router.js';
 import { checkoutContextFactory, contextFactory } from './trpc/context.js';
 import cors from '@fastify/cors';
 import { checkoutRouter, type CheckoutRouter } from './checkout/checkout-router.js';
-import { LiveUpdates } from '../modules/payments/live-updates.js';
+import { LiveUpdates } from '../modules/payments/index.js';
 
 /** Largest accepted request body (CONTRACT §3). */
 export const BODY_LIMIT = 64 * 1024;

@@ -7,6 +7,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, request } from 'undici';
+import type { CallbackTransport, PostResult } from '../../modules/callbacks/index.js';
 
 /** Loopback, private, link-local (cloud metadata), CGNAT, unspecified, multicast — IPv4 and IPv6. */
 const PRIVATE = new BlockList();
@@ -48,11 +49,10 @@ function guardedLookup(allowPrivate: boolean) {
   };
 }
 
-export type PostResult = { statusCode: number | null; latencyMs: number; error: string | null };
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
-export class CallbackSender {
+export class CallbackSender implements CallbackTransport {
   private readonly agent: Agent;
 
   constructor(private readonly options: { timeoutMs: number; allowPrivate: boolean }) {

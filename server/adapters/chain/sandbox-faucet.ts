@@ -7,30 +7,20 @@
  */
 import { eq } from 'drizzle-orm';
 import { createHash, randomInt, randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import { sandboxTransactions } from '../../../db/schema.js';
 import { enqueue } from '../../../jobs/enqueue.js';
-import type { Deps } from '../../deps.js';
 import { KassaError, validationFailed } from '../../platform/errors.js';
-import { CRYPTO_CURRENCIES, DELISTED_CURRENCIES, NETWORKS, isCrypto, decimalsOf, type Network } from '../../modules/money/catalog.js';
-import { parseAmount } from '../../modules/money/decimal.js';
-import { ingestDeposit, type IngestResult } from '../../modules/deposits/deposit.service.js';
-import type { PaymentRow } from '../../modules/payments/payment-record.rules.js';
-import type { ChainState } from '../../modules/networks/ports.js';
-import { deriveDepositAddress, validateAddress } from '../../modules/networks/addresses.rules.js';
-import { sandboxTxHash } from '../../modules/networks/tx-hash.rules.js';
-
-export const SimulateDepositSchema = z.object({
-  depositCurrency: z.enum([...CRYPTO_CURRENCIES, ...DELISTED_CURRENCIES]),
-  network: z.enum(NETWORKS),
-  amount: z.string().max(64),
-  fromAddress: z.string().min(1).max(128).optional(),
-  riskScore: z.string().regex(/^(10(\.0)?|[0-9](\.[0-9])?)$/, 'a score from 0 to 10 with at most one decimal').optional(),
-  confirm: z.boolean().optional().describe('true (default): confirms after the delay; false: dropped from the chain (deposit FAILED).'),
-});
-export type SimulateDepositInput = z.infer<typeof SimulateDepositSchema>;
-
-export type SimulatedDeposit = { transactionId: string; txHash: string; ingest: IngestResult };
+import { isCrypto, decimalsOf, parseAmount, type Network } from '../../modules/money/index.js';
+import {
+  ingestDeposit,
+  type DepositsDeps as Deps,
+  type IngestResult,
+  type SandboxFaucet,
+  type SimulateDepositInput,
+  type SimulatedDeposit,
+} from '../../modules/deposits/index.js';
+import type { PaymentRow } from '../../modules/payments/index.js';
+import { deriveDepositAddress, sandboxTxHash, validateAddress, type ChainState } from '../../modules/networks/index.js';
 
 /** The seed of the sandbox's made-up senders: a random one of its addresses sends each simulated deposit. */
 const SENDERS_SEED = createHash('sha256').update('kassa sandbox senders').digest();
@@ -107,3 +97,6 @@ export async function settleSandboxTx(deps: Deps, transactionId: string): Promis
   });
   return reportSandboxTx(deps, transactionId);
 }
+
+/** The sandbox chain's faucet, as the deposits module's `SandboxFaucet` port. */
+export const sandboxFaucet: SandboxFaucet = { simulate: simulateDeposit, settle: settleSandboxTx };

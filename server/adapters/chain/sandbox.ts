@@ -1,48 +1,28 @@
 /**
- * The sandbox chain: real, correctly encoded addresses derived from a seed,
- * and transactions simulated as rows of `sandbox_transactions` instead of a
- * real blockchain. Broadcasts confirm at once.
+ * The sandbox chain: transactions simulated as rows of `sandbox_transactions`
+ * instead of a real blockchain, one `ChainPort` per network. Broadcasts
+ * confirm at once.
  */
-import { createHmac } from 'node:crypto';
 import { connect, type Database } from '../../../db/client.js';
 import { sandboxTransactions } from '../../../db/schema.js';
-import type { Network } from '../../modules/money/catalog.js';
-import type { Broadcast, BroadcastResult, ChainAdapter, DepositAddress } from '../../modules/networks/ports.js';
-import { deriveDepositAddress } from '../../modules/networks/addresses.rules.js';
-import { sandboxTxHash } from '../../modules/networks/tx-hash.rules.js';
+import { NETWORKS, type Network } from '../../modules/money/index.js';
+import { sandboxTxHash } from '../../modules/networks/index.js';
+import type { Broadcast, BroadcastResult, ChainPort } from '../../modules/networks/ports.js';
 
-export class SandboxChain implements ChainAdapter {
-  private readonly seed: Uint8Array;
-
-  /** The address seed is derived from the master key, so addresses survive restarts. */
+export class SandboxChain implements ChainPort {
   constructor(
-    masterKey: Buffer,
-    private readonly database: Database,
+    readonly network: Network,
+    private readonly chainDb: () => Database,
     private readonly now: () => Date,
-  ) {
-    this.seed = createHmac('sha256', masterKey).update('kassa/sandbox-deposit-seed').digest();
-  }
-
-  depositAddress(network: Network, index: number): DepositAddress {
-    return deriveDepositAddress(this.seed, network, index);
-  }
-
-  /**
-   * Broadcasts are called inside the caller's transaction (which holds a pool
-   * connection); recording them on the same pool could wait for a connection
-   * that never frees. The simulated chain keeps its own small pool, as a real
-   * node would be its own connection.
-   */
-  private chainDb: Database | null = null;
+  ) {}
 
   async broadcast(tx: Broadcast): Promise<BroadcastResult> {
     // The hash is a function of the idempotency id, so a retried broadcast is the same transaction.
-    const txHash = sandboxTxHash(tx.network, tx.id);
-    this.chainDb ??= connect(this.database.url, { max: 2 });
-    await this.chainDb.db
-      .insert(sandboxTransactions)
+    const txHash = sandboxTxHash(this.network, tx.id);
+    await this.chainDb()
+      .db.insert(sandboxTransactions)
       .values({
-        network: tx.network,
+        network: this.network,
         txHash,
         fromAddress: 'kassa-hot-wallet',
         toAddress: tx.toAddress,
@@ -55,4 +35,14 @@ export class SandboxChain implements ChainAdapter {
       .onConflictDoNothing();
     return { txHash, confirmedAt: this.now() };
   }
+}
+
+/**
+ * All nine networks on the sandbox. The simulated chain keeps its own small
+ * pool, opened on first use, as a real node would be its own connection.
+ */
+export function sandboxChains(database: Database, now: () => Date): Record<Network, ChainPort> {
+  let pool: Database | null = null;
+  const chainDb = () => (pool ??= connect(database.url, { max: 2 }));
+  return Object.fromEntries(NETWORKS.map((n) => [n, new SandboxChain(n, chainDb, now)])) as unknown as Record<Network, ChainPort>;
 }

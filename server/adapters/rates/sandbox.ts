@@ -1,19 +1,9 @@
 /**
- * Exchange rates. Pricing asks a `RatesProvider`; production would back it
- * with market data, the sandbox with the fixed table below so that every
- * amount in tests and demos can be computed by hand.
+ * The sandbox `RatesPort`: a fixed table, so that every amount in tests and
+ * demos can be computed by hand. Live sources implement the same port in
+ * their own files beside this one.
  */
-import { Dec } from '../../modules/money/decimal.js';
-import { CRYPTO_CURRENCIES, DELISTED_CURRENCIES, FIAT_CURRENCIES, type CryptoCurrency, type FiatCurrency } from '../../modules/money/catalog.js';
-
-export type DelistedCurrency = (typeof DELISTED_CURRENCIES)[number];
-/** Currencies the provider prices: delisted tokens too, so that refunds of them can be shown in fiat. */
-export type PricedCurrency = FiatCurrency | CryptoCurrency | DelistedCurrency;
-
-export interface RatesProvider {
-  /** Units of `to` worth one unit of `from`, at full precision. */
-  rate(from: PricedCurrency, to: PricedCurrency, at: Date): Promise<Dec>;
-}
+import { Dec, type PricedCurrency, type RatesPort } from '../../modules/money/index.js';
 
 /**
  * Sandbox table: the value of one unit of each currency in EUR (the uniform
@@ -35,11 +25,8 @@ export const SANDBOX_EUR_VALUES: Record<PricedCurrency, string> = {
   BAT: '0.2', BNT: '0.5', CVC: '0.1', ENJ: '0.2', MITH: '0.001', MTL: '1', OMG: '0.5', REP: '1',
 };
 
-export class SandboxRates implements RatesProvider {
+export class SandboxRates implements RatesPort {
   async rate(from: PricedCurrency, to: PricedCurrency, _at?: Date): Promise<Dec> {
     return new Dec(SANDBOX_EUR_VALUES[from]).div(SANDBOX_EUR_VALUES[to]);
   }
 }
-
-/** Every currency the provider must price. */
-export const PRICED_CURRENCIES: readonly PricedCurrency[] = [...FIAT_CURRENCIES, ...CRYPTO_CURRENCIES];

@@ -1,25 +1,11 @@
 /**
- * Compliance screening of sending (deposits) and receiving (withdrawals)
- * addresses. Production would call an AML vendor; the sandbox derives a
- * deterministic assessment from the address, or takes the score a test
- * helper dictates, so every outcome can be demonstrated.
+ * The sandbox `ScreeningPort`: a deterministic assessment derived from the
+ * address, or the score a test helper dictates, so every outcome can be
+ * demonstrated. Live sources implement the same port beside this file.
  */
 import { createHash } from 'node:crypto';
-import { Dec } from '../../modules/money/decimal.js';
-
-export type LegalEntity = { name: string; category: string };
-
-export type RiskAssessment = {
-  /** 0 (clean) to 10 (certainly illicit), one decimal. */
-  riskScore: string;
-  addressOwner: LegalEntity;
-  sourceRiskEntities: LegalEntity[];
-  destinationRiskEntities: LegalEntity[];
-};
-
-export interface AmlProvider {
-  screen(network: string, address: string, dictatedScore?: string): Promise<RiskAssessment>;
-}
+import type { LegalEntity, RiskAssessment, ScreeningPort } from '../../modules/compliance/index.js';
+import { Dec } from '../../modules/money/index.js';
 
 /** Illustrative entities by score band, from clean to illicit. */
 const BANDS: { below: number; owner: LegalEntity; sources: LegalEntity[]; destinations: LegalEntity[] }[] = [
@@ -50,7 +36,7 @@ export function sandboxScore(network: string, address: string): string {
   return new Dec(byte % 30).div(10).toFixed(1);
 }
 
-export class SandboxAml implements AmlProvider {
+export class SandboxScreening implements ScreeningPort {
   async screen(network: string, address: string, dictatedScore?: string): Promise<RiskAssessment> {
     const riskScore = dictatedScore ?? sandboxScore(network, address);
     const band = BANDS.find((b) => new Dec(riskScore).lt(b.below))!;

@@ -20,10 +20,10 @@ import { projectPath } from '../../platform/project-paths.js';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import type { Deps } from '../../deps.js';
 import { problem, sendProblem } from '../rest/problem.js';
-import { checkoutView, findPaymentByToken, TOKEN_RE } from '../../modules/payments/checkout.service.js';
-import type { CheckoutView } from '../../modules/payments/checkout-view.rules.js';
+import { checkoutView, findPaymentByToken, TOKEN_RE } from '../../modules/payments/index.js';
+import type { CheckoutView } from '../../modules/payments/index.js';
 import { RateLimitedError } from '../../platform/rate-limit.js';
-import { localeLanguage } from '../../modules/payments/create-payment.schema.js';
+import { localeLanguage } from '../../modules/payments/index.js';
 
 export const WIDGET_DIR = projectPath('dist/widget') + '/';
 export const WIDGET_FILE = join(WIDGET_DIR, 'crypto-checkout.js');

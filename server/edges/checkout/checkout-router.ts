@@ -7,8 +7,8 @@
 import { tracked } from '@trpc/server';
 import { z } from 'zod';
 import { checkoutProcedure, router } from '../trpc/init.js';
-import { checkoutView, chooseByToken, paymentByToken } from '../../modules/payments/checkout.service.js';
-import { viewVersion } from '../../modules/payments/checkout-view.rules.js';
+import { checkoutView, chooseByToken, paymentByToken } from '../../modules/payments/index.js';
+import { viewVersion } from '../../modules/payments/index.js';
 
 export const checkoutRouter = router({
   get: checkoutProcedure.query(async ({ ctx, input }) => checkoutView(ctx.deps, await paymentByToken(ctx.deps, input.token))),

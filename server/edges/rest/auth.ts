@@ -8,10 +8,10 @@ import { eq, sql } from 'drizzle-orm';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { preparedPerPool } from '../../../db/client.js';
 import { apiKeys, businesses } from '../../../db/schema.js';
-import type { Business } from '../../modules/businesses/business.service.js';
+import type { Business } from '../../modules/businesses/index.js';
 import type { Deps } from '../../deps.js';
 import { forbidden, KassaError, unauthorized } from '../../platform/errors.js';
-import type { Scope } from '../../modules/money/catalog.js';
+import type { Scope } from '../../modules/money/index.js';
 import { decryptSecret, safeEqual } from '../../platform/secrets.js';
 import { MAX_CLOCK_SKEW_S, parseAuthorization, sign } from './signature.rules.js';
 

@@ -5,18 +5,18 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { validateAddress } from '../../modules/networks/addresses.rules.js';
+import { validateAddress } from '../../modules/networks/index.js';
 import type { Deps } from '../../deps.js';
 import { validationFailed } from '../../platform/errors.js';
 import { requireApiKey } from './auth.js';
 import { parseInput } from '../../platform/validate.js';
-import { WITHDRAWAL_MAX, checkWithdrawalPair, withdrawalMin } from '../../modules/withdrawals/withdrawal.rules.js';
+import { WITHDRAWAL_MAX, checkWithdrawalPair, withdrawalMin } from '../../modules/withdrawals/index.js';
 import {
   CRYPTO_CURRENCIES, CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_CURRENCIES, FIAT_DECIMALS, WITHDRAWAL_NETWORKS,
   isCrypto, isFiat, type Network,
-} from '../../modules/money/catalog.js';
-import { formatAnyAmount } from '../../modules/money/decimal.js';
-import type { PricedCurrency } from '../../adapters/rates/sandbox.js';
+} from '../../modules/money/index.js';
+import { formatAnyAmount } from '../../modules/money/index.js';
+import type { PricedCurrency } from '../../modules/money/index.js';
 
 /** Pure: the currency metadata document. */
 export function currencyMetadata() {

@@ -4,13 +4,13 @@
  * reference rendered from it (GET /docs) that needs no CDN.
  */
 import { z } from 'zod';
-import { CreatePaymentSchema } from '../../modules/payments/create-payment.schema.js';
-import { CreatedPaymentResponseSchema, PaymentListSchema, PaymentRecordSchema } from '../../modules/payments/payment-record.schema.js';
+import { CreatePaymentSchema } from '../../modules/payments/index.js';
+import { CreatedPaymentResponseSchema, PaymentListSchema, PaymentRecordSchema } from '../../modules/payments/index.js';
 import { ListPaymentsQuerySchema } from './payment-routes.js';
-import { SimulateDepositSchema } from '../../adapters/chain/sandbox-faucet.js';
+import { SimulateDepositSchema } from '../../modules/deposits/index.js';
 import { RatesQuerySchema } from './metadata-routes.js';
-import { CreateWithdrawalSchema } from '../../modules/withdrawals/create-withdrawal.schema.js';
-import { CreateWhitelistSchema } from '../../modules/withdrawals/whitelist.service.js';
+import { CreateWithdrawalSchema } from '../../modules/withdrawals/index.js';
+import { CreateWhitelistSchema } from '../../modules/withdrawals/index.js';
 import { ListWithdrawalsQuerySchema, OutcomeSchema } from './withdrawal-routes.js';
 
 type Operation = {

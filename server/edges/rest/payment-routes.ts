@@ -5,9 +5,9 @@ import type { Deps } from '../../deps.js';
 import { notFound } from '../../platform/errors.js';
 import { requireApiKey } from './auth.js';
 import { parseInput, UUID_RE } from '../../platform/validate.js';
-import { PAYMENT_STATUSES } from '../../modules/money/catalog.js';
-import { CreatePaymentSchema } from '../../modules/payments/create-payment.schema.js';
-import { createPayment, getPayment, listPayments } from '../../modules/payments/payment.service.js';
+import { PAYMENT_STATUSES } from '../../modules/money/index.js';
+import { CreatePaymentSchema } from '../../modules/payments/index.js';
+import { createPayment, getPayment, listPayments } from '../../modules/payments/index.js';
 
 export const ListPaymentsQuerySchema = z.object({
   clientPaymentId: z.string().min(1).max(255).regex(/^[^\p{Cc}]+$/u, 'must not contain control characters').optional(),

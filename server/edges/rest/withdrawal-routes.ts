@@ -4,10 +4,12 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { requireApiKey } from './auth.js';
 import { parseInput } from '../../platform/validate.js';
-import { CreateWithdrawalSchema } from '../../modules/withdrawals/create-withdrawal.schema.js';
-import { addWhitelisted, CreateWhitelistSchema, listWhitelisted, removeWhitelisted } from '../../modules/withdrawals/whitelist.service.js';
-import { WITHDRAWAL_STATUSES } from '../../modules/withdrawals/withdrawal.rules.js';
-import { createWithdrawal, forceOutcome, getWithdrawal, listWithdrawals } from '../../modules/withdrawals/withdrawal.service.js';
+import { CreateWithdrawalSchema } from '../../modules/withdrawals/index.js';
+import { addWhitelisted, CreateWhitelistSchema, listWhitelisted, removeWhitelisted } from '../../modules/withdrawals/index.js';
+import { WITHDRAWAL_STATUSES } from '../../modules/withdrawals/index.js';
+import { createWithdrawal, getWithdrawal, listWithdrawals } from '../../modules/withdrawals/index.js';
+// The sandbox's forced outcome broadcasts like the job does: the one edge allowed a *.job.ts (.dependency-cruiser.cjs).
+import { forceOutcome } from '../../modules/withdrawals/withdrawal-broadcast.job.js';
 
 export const ListWithdrawalsQuerySchema = z.object({
   status: z.enum(WITHDRAWAL_STATUSES).optional(),
@@ -48,7 +50,7 @@ export function withdrawalRoutes(app: FastifyInstance, deps: Deps): void {
       '/v1/test-helpers/withdrawals/:withdrawalId/outcome',
       { preHandler: requireApiKey(deps, 'CREATE_WITHDRAWAL') },
       async (request) =>
-        forceOutcome(deps, request.caller!.businessId, request.params.withdrawalId, parseInput(OutcomeSchema, request.body, 'outcome').status),
+        forceOutcome(deps, deps.chains, request.caller!.businessId, request.params.withdrawalId, parseInput(OutcomeSchema, request.body, 'outcome').status),
     );
   }
 }

@@ -3,9 +3,9 @@ import { and, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { apiKeys } from '../../../db/schema.js';
 import { notFound } from '../../platform/errors.js';
-import { SCOPES } from '../../modules/money/catalog.js';
+import { SCOPES } from '../../modules/money/index.js';
 import { adminProcedure, operatorProcedure, router } from './init.js';
-import { createApiKey, getBusiness } from '../../modules/businesses/business.service.js';
+import { createApiKey, getBusiness } from '../../modules/businesses/index.js';
 
 export const apiKeyRouter = router({
   create: adminProcedure

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { adminProcedure, operatorProcedure, router } from './init.js';
 import {
   CRYPTO_CURRENCIES, DEPOSIT_NETWORKS, NETWORKS, OVERPAYMENT_POLICIES, SETTLEMENT_CURRENCIES,
-} from '../../modules/money/catalog.js';
-import { getBusiness, updateBusiness, type Business } from '../../modules/businesses/business.service.js';
+} from '../../modules/money/index.js';
+import { getBusiness, updateBusiness, type Business } from '../../modules/businesses/index.js';
 
 const percent = z.string().regex(/^(100|[0-9]{1,2})(\.[0-9]{1,4})?$/, 'a percentage from 0 to 100 as a decimal string');
 const callbackUrl = z.url({ protocol: /^https?$/ }).max(2048).nullable();

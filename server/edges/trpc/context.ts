@@ -4,9 +4,9 @@
  * HTTP request's bearer token.
  */
 import type { CreateFastifyContextOptions } from '@trpc/server/adapters/fastify';
-import { findOperatorByToken, type OperatorRole } from '../../modules/businesses/business.service.js';
+import { findOperatorByToken, type OperatorRole } from '../../modules/businesses/index.js';
 import type { Deps } from '../../deps.js';
-import type { LiveUpdates } from '../../modules/payments/live-updates.js';
+import type { LiveUpdates } from '../../modules/payments/index.js';
 import type { RateLimits } from '../../platform/rate-limit.js';
 
 export type Operator = { id: string; name: string; role: OperatorRole };

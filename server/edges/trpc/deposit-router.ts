@@ -3,13 +3,13 @@ import { TRPCError } from '@trpc/server';
 import { and, asc, desc, eq, ilike, inArray, or, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { depositEvents, deposits, paymentEvents, payments, refundEvents, refunds } from '../../../db/schema.js';
-import { simulateDeposit, SimulateDepositSchema } from '../../adapters/chain/sandbox-faucet.js';
-import { getBalances } from '../../modules/ledger/ledger.service.js';
-import { DEPOSIT_STATUSES } from '../../modules/money/catalog.js';
+import { SimulateDepositSchema } from '../../modules/deposits/index.js';
+import { getBalances } from '../../modules/ledger/index.js';
+import { DEPOSIT_STATUSES } from '../../modules/money/index.js';
 import { adminProcedure, operatorProcedure, router } from './init.js';
-import { toDepositRecord } from '../../modules/payments/deposit-record.rules.js';
-import { decideCompliance } from '../../modules/deposits/deposit.service.js';
-import { chooseCurrency, loadPaymentById, paymentRecord } from '../../modules/payments/payment.service.js';
+import { toDepositRecord } from '../../modules/payments/index.js';
+import { decideCompliance } from '../../modules/deposits/index.js';
+import { chooseCurrency, loadPaymentById, paymentRecord } from '../../modules/payments/index.js';
 
 export const depositRouter = router({
   /** Deposits, newest first; `search` matches a transaction hash or an address. */
@@ -98,10 +98,10 @@ export const paymentOpsProcedures = {
   simulateDeposit: adminProcedure
     .input(SimulateDepositSchema.extend({ paymentId: z.guid() }))
     .mutation(async ({ ctx, input }) => {
-      if (!ctx.deps.config.sandbox) throw new TRPCError({ code: 'NOT_FOUND', message: 'Test helpers exist only in sandbox.' });
+      if (!ctx.deps.config.sandbox || !ctx.deps.faucet) throw new TRPCError({ code: 'NOT_FOUND', message: 'Test helpers exist only in sandbox.' });
       const { paymentId, ...deposit } = input;
       const payment = await loadPaymentById(ctx.deps.database.db, paymentId);
-      const simulated = await simulateDeposit(ctx.deps, payment, deposit);
+      const simulated = await ctx.deps.faucet.simulate(ctx.deps, payment, deposit);
       return { transactionId: simulated.txHash, ingest: simulated.ingest };
     }),
 };

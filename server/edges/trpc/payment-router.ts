@@ -1,9 +1,9 @@
 /** Internal tRPC procedures for payments (CONTRACT §8). */
 import { z } from 'zod';
-import { PAYMENT_STATUSES } from '../../modules/money/catalog.js';
+import { PAYMENT_STATUSES } from '../../modules/money/index.js';
 import { operatorProcedure, router } from './init.js';
 import { paymentOpsProcedures } from './deposit-router.js';
-import { listPayments, loadPaymentById, paymentRecord } from '../../modules/payments/payment.service.js';
+import { listPayments, loadPaymentById, paymentRecord } from '../../modules/payments/index.js';
 
 export const paymentRouter = router({
   list: operatorProcedure

@@ -1,9 +1,9 @@
 /** Internal tRPC procedures for withdrawals and callbacks (CONTRACT §8). */
 import { z } from 'zod';
-import { listAttempts, listDeliveries, redeliver } from '../../modules/callbacks/delivery.service.js';
+import { listAttempts, listDeliveries, redeliver } from '../../modules/callbacks/index.js';
 import { adminProcedure, operatorProcedure, router } from './init.js';
-import { WITHDRAWAL_STATUSES } from '../../modules/withdrawals/withdrawal.rules.js';
-import { decideWithdrawal, getWithdrawal, listWithdrawals } from '../../modules/withdrawals/withdrawal.service.js';
+import { WITHDRAWAL_STATUSES } from '../../modules/withdrawals/index.js';
+import { decideWithdrawal, getWithdrawal, listWithdrawals } from '../../modules/withdrawals/index.js';
 
 export const withdrawalRouter = router({
   list: operatorProcedure

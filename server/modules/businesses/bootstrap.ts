@@ -5,7 +5,7 @@
 import { count } from 'drizzle-orm';
 import { businesses } from '../../../db/schema.js';
 import { createBusiness } from './business.service.js';
-import type { Deps } from '../../deps.js';
+import type { BusinessesDeps as Deps } from './ports.js';
 
 export type DemoCredentials = { businessId: string; apiKey: string; apiSecret: string; callbackSecret: string };
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../../db/client.js';
 import { apiKeys, businesses, operators } from '../../../db/schema.js';
 import { notFound } from '../../platform/errors.js';
-import { SCOPES, type Scope } from '../money/catalog.js';
+import { SCOPES, type Scope } from '../money/index.js';
 import { encryptSecret, randomToken, sha256Hex, type MasterKey } from '../../platform/secrets.js';
 
 export type Business = typeof businesses.$inferSelect;

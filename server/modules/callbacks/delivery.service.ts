@@ -14,7 +14,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { executePrepared, preparedPerPool, type Queryable } from '../../../db/client.js';
 import { businesses, callbackAttempts, callbackDeliveries } from '../../../db/schema.js';
 import { addJobSql, enqueue } from '../../../jobs/enqueue.js';
-import type { Deps } from '../../deps.js';
+import type { CallbacksDeps as Deps } from './ports.js';
 import { KassaError, notFound } from '../../platform/errors.js';
 import { decryptSecret } from '../../platform/secrets.js';
 import { callbackHeaders, newWebhookId } from './signing.js';

@@ -4,7 +4,7 @@
  * callbacks). Pure: the event and the payment record as GET /v1/payments/:id
  * returns it at that moment.
  */
-import type { PaymentRecord } from '../payments/payment-record.rules.js';
+import type { PaymentRecord } from '../payments/index.js';
 
 export function paymentCallbackBody(record: PaymentRecord, previousStatus: string | null, changedAt: Date): Record<string, unknown> {
   return {

@@ -5,7 +5,7 @@
  * transactionId; BLOCKED carries them as null (with the two extra null keys
  * of the BLOCKED sample). Amounts are decimal strings.
  */
-import type { LegalEntity } from '../../adapters/screening/sandbox.js';
+import type { LegalEntity } from '../compliance/index.js';
 
 export type CallbackStatus = 'COMPLETED' | 'FAILED' | 'BLOCKED';
 

@@ -2,7 +2,7 @@
  * Deposit and refund state machines (CONTRACT §5) as transition tables.
  * `null` is the state before the first event (creation).
  */
-import type { DepositStatus } from '../money/catalog.js';
+import type { DepositStatus } from '../money/index.js';
 
 export type RefundStatus = 'PENDING' | 'CONFIRMED' | 'NON_REFUNDABLE';
 

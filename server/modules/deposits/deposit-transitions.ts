@@ -7,7 +7,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { depositEvents, deposits, refundEvents, refunds } from '../../../db/schema.js';
 import { KassaError } from '../../platform/errors.js';
-import type { DepositStatus } from '../money/catalog.js';
+import type { DepositStatus } from '../money/index.js';
 import { canMoveDeposit, canMoveRefund, type RefundStatus } from './deposit-states.rules.js';
 
 const illegal = (what: string, id: string, from: string | null, to: string) =>

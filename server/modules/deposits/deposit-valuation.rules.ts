@@ -4,10 +4,10 @@
  * credited part only (zero for a deposit refunded in full), with CONTRACT §5's
  * formulas (money/fees.ts). Each figure is rounded once, in its currency.
  */
-import type { CryptoCurrency, FiatCurrency } from '../money/catalog.js';
-import { Dec, formatAnyAmount } from '../money/decimal.js';
-import { splitDeposit, type FeeSettings } from '../money/fees.rules.js';
-import type { LockedRates } from '../money/valuation.js';
+import type { CryptoCurrency, FiatCurrency } from '../money/index.js';
+import { Dec, formatAnyAmount } from '../money/index.js';
+import { splitDeposit, type FeeSettings } from '../money/index.js';
+import type { LockedRates } from '../money/index.js';
 
 export type DepositValuationInput = {
   currency: string;
@@ -55,11 +55,3 @@ export function valueDeposit(v: DepositValuationInput): Record<string, string> {
   }
   return out;
 }
-
-/** Keys of `valueDeposit` that are fields of the deposit record. */
-export const DEPOSIT_AMOUNT_FIELDS = [
-  'depositAmount', 'depositDistributedUserServiceFee', 'displayAmount', 'displayPayableAmount', 'displayServiceFee',
-  'displayDistributedUserServiceFee', 'settlementPayableAmount', 'settlementServiceFee', 'settlementDistributedUserServiceFee',
-  'uniformPayableAmount', 'uniformServiceFee', 'uniformDistributedUserServiceFee', 'displayRateDepegLossAmount',
-  'settlementRateDepegLossAmount', 'uniformRateDepegLossAmount',
-] as const;

@@ -8,29 +8,31 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { deposits, payments, refunds } from '../../../db/schema.js';
-import type { DepositReport } from '../networks/ports.js';
-import type { RiskAssessment } from '../../adapters/screening/sandbox.js';
-import type { Deps } from '../../deps.js';
+import type { DepositReport } from '../networks/index.js';
+import type { RiskAssessment } from '../compliance/index.js';
+import type { DepositsDeps as Deps, IngestResult } from './ports.js';
 import { KassaError, notFound } from '../../platform/errors.js';
-import { DELISTED_CURRENCIES, isCrypto, type DepositStatus, type FiatCurrency, type PaymentStatus } from '../money/catalog.js';
-import { Dec, roundTo } from '../money/decimal.js';
-import { postEntries } from '../ledger/ledger.service.js';
-import type { PricedCurrency } from '../../adapters/rates/sandbox.js';
-import { isStablecoin, valuationRates, type LockedRates } from '../money/valuation.js';
+import {
+  DELISTED_CURRENCIES,
+  Dec,
+  isCrypto,
+  isStablecoin,
+  roundTo,
+  valuationRates,
+  type DepositStatus,
+  type FiatCurrency,
+  type LockedRates,
+  type PaymentStatus,
+  type PricedCurrency,
+} from '../money/index.js';
+import { postEntries } from '../ledger/index.js';
 import { recordDepositCreated, transitionDeposit } from './deposit-transitions.js';
 import { valueDeposit } from './deposit-valuation.rules.js';
-import { canTransition, FINAL_PAYMENT_STATUSES } from '../payments/payment-states.rules.js';
-import { coverageUnit, derivePaymentStatus } from '../payments/payment-status.rules.js';
-import type { PaymentRow } from '../payments/payment-record.rules.js';
+import { FINAL_PAYMENT_STATUSES, coverage, reevaluatePayment, type PaymentRow } from '../payments/index.js';
 import { createRefund, networkFee } from './refund.service.js';
-import { transitionPayment } from '../payments/payment-transition.js';
-import { notifyPayment } from '../payments/live-updates.js';
 
 type DepositRow = typeof deposits.$inferSelect;
 
-export type IngestResult =
-  | { outcome: 'CREATED' | 'UPDATED' | 'REPLAY'; depositId: string; status: DepositStatus; paymentId: string }
-  | { outcome: 'UNMATCHED' | 'IGNORED' };
 
 async function lockPayment(tx: Queryable, paymentId: string): Promise<PaymentRow> {
   const [row] = await tx.select().from(payments).where(eq(payments.id, paymentId)).for('update');
@@ -107,17 +109,6 @@ async function block(tx: Queryable, d: DepositRow, at: Date) {
   await createRefund(tx, d, { type: 'FULL', reason: 'ILLICIT_DEPOSIT', amount: new Dec(d.amount) }, at);
 }
 
-/** What the payment expects and how much a deposit covers, in the comparison unit. */
-function coverage(p: PaymentRow) {
-  const unit = coverageUnit(p);
-  const expected =
-    unit === 'DISPLAY'
-      ? p.expectedDisplayAmount ? new Dec(p.expectedDisplayAmount).add(p.expectedDisplayFee ?? 0) : null
-      : p.expectedDepositAmount ? new Dec(p.expectedDepositAmount) : null;
-  const of = (d: DepositRow) => (unit === 'DISPLAY' ? new Dec(d.amounts.creditedDisplayAmount ?? 0) : new Dec(d.creditedAmount));
-  return { unit, expected, of };
-}
-
 /**
  * A confirmed deposit is credited: to the payment (unless it is a follow-up
  * the business refunds), with any excess over the price refunded under
@@ -169,24 +160,6 @@ async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, a
   if (excess.gt(0)) await createRefund(tx, d, { type: 'PARTIAL', reason: 'OVERPAYMENT', amount: excess }, at);
 }
 
-/** Recompute the payment's status from its deposits and move it when the table allows. */
-export async function reevaluatePayment(tx: Queryable, deps: Deps, p: PaymentRow, at: Date, reason: string): Promise<PaymentStatus> {
-  const rows = await tx.select().from(deposits).where(eq(deposits.paymentId, p.id));
-  const { expected, of } = coverage(p);
-  const next = derivePaymentStatus(
-    { type: p.type, status: p.status as PaymentStatus, overpaymentPolicy: p.overpaymentPolicy, expiresAt: p.expiresAt, expected },
-    rows.map((d) => ({ status: d.status as DepositStatus, followUp: d.followUp, credited: d.credited, coverage: of(d) })),
-    at,
-  );
-  if (next !== p.status && canTransition(p.status as PaymentStatus, next)) {
-    await transitionPayment(tx, deps, p, next, reason, at);
-  } else {
-    // Deposits changed even if the status did not: live checkouts still need to know.
-    await notifyPayment(tx, p.id);
-  }
-  return p.status as PaymentStatus;
-}
-
 /** Move a deposit out of its pending state according to the chain (after review or a new report). */
 async function followChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date, reason: string) {
   if (d.chainStatus === 'DROPPED') return transitionDeposit(tx, d, 'FAILED', 'dropped from the chain', at);
@@ -209,7 +182,7 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
   // Screening is a call to an outside provider: done before the transaction, and only for new deposits.
   const assessment: RiskAssessment | null = existing
     ? null
-    : await deps.aml.screen(report.network, report.fromAddress, report.dictatedRiskScore ?? undefined);
+    : await deps.screening.screen(report.network, report.fromAddress, report.dictatedRiskScore ?? undefined);
   return deps.database.db.transaction(async (tx) => {
     const at = deps.now();
     let payment: PaymentRow | undefined;
@@ -323,28 +296,3 @@ export async function decideCompliance(
   });
 }
 
-/** Deposits and their refunds for a set of payments, for the API records. */
-export type LoadedDeposits = { deposits: DepositRow[]; refunds: Map<string, typeof refunds.$inferSelect> };
-
-export async function loadDeposits(db: Queryable, paymentIds: string[]): Promise<LoadedDeposits> {
-  if (paymentIds.length === 0) return { deposits: [], refunds: new Map() };
-  // A deposit has at most one refund: one query, one row a deposit.
-  const rows = await db
-    .select({ deposit: deposits, refund: refunds })
-    .from(deposits)
-    .leftJoin(refunds, eq(refunds.depositId, deposits.id))
-    .where(inArray(deposits.paymentId, paymentIds))
-    .orderBy(deposits.receivedAt, deposits.id);
-  return collectDeposits(rows);
-}
-
-/** Deposits (in order) and refunds by deposit, from rows of deposits left-joined with refunds. */
-export function collectDeposits(rows: { deposit: DepositRow | null; refund: typeof refunds.$inferSelect | null }[]): LoadedDeposits {
-  const loaded: LoadedDeposits = { deposits: [], refunds: new Map() };
-  for (const { deposit, refund } of rows) {
-    if (!deposit) continue;
-    loaded.deposits.push(deposit);
-    if (refund) loaded.refunds.set(deposit.id, refund);
-  }
-  return loaded;
-}

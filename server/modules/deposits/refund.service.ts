@@ -7,11 +7,11 @@
 import { eq } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { deposits, refunds } from '../../../db/schema.js';
-import { notifyPayment } from '../payments/live-updates.js';
+import { notifyPayment } from '../payments/index.js';
 import { enqueue } from '../../../jobs/enqueue.js';
-import type { Deps } from '../../deps.js';
-import { NETWORK_FEES, type CryptoCurrency, type Network } from '../money/catalog.js';
-import { Dec } from '../money/decimal.js';
+import type { DepositsDeps as Deps } from './ports.js';
+import { NETWORK_FEES, type CryptoCurrency, type Network } from '../money/index.js';
+import { Dec } from '../money/index.js';
 import { recordRefundCreated, transitionRefund } from './deposit-transitions.js';
 
 export type RefundReason = 'OVERPAYMENT' | 'CURRENCY_MISMATCH' | 'FOLLOW_UP_DEPOSIT' | 'RESTRICTED_CURRENCY' | 'ILLICIT_DEPOSIT';
@@ -55,25 +55,4 @@ export async function createRefund(
   await recordRefundCreated(tx, row!.id, status, frozen ? 'funds frozen: illicit deposit' : status === 'PENDING' ? spec.reason : 'amount does not exceed the network fee', at);
   if (status === 'PENDING') await enqueue(tx, 'broadcast_refund', { refundId: row!.id }, { jobKey: `broadcast_refund:${row!.id}` });
   return row!;
-}
-
-/** Send a PENDING refund (amount less the network fee) and mark it CONFIRMED. Idempotent. */
-export async function broadcastRefund(deps: Deps, refundId: string): Promise<string> {
-  return deps.database.db.transaction(async (tx) => {
-    const [refund] = await tx.select().from(refunds).where(eq(refunds.id, refundId)).for('update');
-    if (!refund) return 'MISSING';
-    if (refund.status !== 'PENDING') return refund.status;
-    const sent = await deps.chain.broadcast({
-      id: `refund:${refund.id}`,
-      network: refund.network as Network,
-      currency: refund.depositCurrency,
-      toAddress: refund.toAddress,
-      amount: new Dec(refund.amount).sub(refund.fee).toFixed(),
-    });
-    const confirmedAt = sent.confirmedAt ?? deps.now();
-    await transitionRefund(tx, refund, 'CONFIRMED', 'broadcast confirmed', confirmedAt, { transactionId: sent.txHash, confirmedAt });
-    const [deposit] = await tx.select({ paymentId: deposits.paymentId }).from(deposits).where(eq(deposits.id, refund.depositId));
-    if (deposit) await notifyPayment(tx, deposit.paymentId);
-    return 'CONFIRMED';
-  });
 }

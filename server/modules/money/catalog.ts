@@ -150,3 +150,9 @@ export const isCrypto = (code: string): code is CryptoCurrency =>
 export function decimalsOf(code: FiatCurrency | CryptoCurrency): number {
   return isFiat(code) ? FIAT_DECIMALS[code] : CRYPTO_DECIMALS[code];
 }
+
+export type DelistedCurrency = (typeof DELISTED_CURRENCIES)[number];
+/** Currencies a rates source prices: delisted tokens too, so that refunds of them can be shown in fiat. */
+export type PricedCurrency = FiatCurrency | CryptoCurrency | DelistedCurrency;
+/** Every currency a rates source must price. */
+export const PRICED_CURRENCIES: readonly PricedCurrency[] = [...FIAT_CURRENCIES, ...CRYPTO_CURRENCIES];

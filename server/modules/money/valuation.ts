@@ -6,11 +6,12 @@
  */
 import { USD_STABLECOINS, type CryptoCurrency } from './catalog.js';
 import { Dec } from './decimal.js';
-import type { PricedCurrency, RatesProvider } from '../../adapters/rates/sandbox.js';
+import type { PricedCurrency } from './catalog.js';
+import type { RatesPort } from './ports.js';
 
 export const isStablecoin = (c: string): boolean => (USD_STABLECOINS as readonly string[]).includes(c);
 
-export async function valuationRate(rates: RatesProvider, crypto: CryptoCurrency, target: PricedCurrency, at: Date): Promise<Dec> {
+export async function valuationRate(rates: RatesPort, crypto: CryptoCurrency, target: PricedCurrency, at: Date): Promise<Dec> {
   if (crypto === target) return new Dec(1);
   if (isStablecoin(crypto)) return target === 'USD' ? new Dec(1) : rates.rate('USD', target, at);
   return rates.rate(crypto, target, at);
@@ -20,7 +21,7 @@ export type LockedRates = { display: Dec; settlement: Dec; uniform: Dec };
 
 /** The three rates a deposit is valued with: to display, settlement and uniform (EUR) currency. */
 export async function valuationRates(
-  rates: RatesProvider,
+  rates: RatesPort,
   crypto: CryptoCurrency,
   display: PricedCurrency,
   settlement: PricedCurrency,

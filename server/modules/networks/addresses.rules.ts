@@ -15,7 +15,7 @@ import { hmac } from '@noble/hashes/hmac.js';
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import type { Network } from '../money/catalog.js';
+import type { Network } from '../money/index.js';
 
 export type AddressValidation = { valid: true } | { valid: false; reason: string };
 

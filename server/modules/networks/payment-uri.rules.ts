@@ -4,8 +4,8 @@
  * TRON and Solana Pay forms, `ripple:` with a destination tag and Stellar's
  * SEP-7. Pure.
  */
-import type { Network } from '../money/catalog.js';
-import { Dec } from '../money/decimal.js';
+import type { Network } from '../money/index.js';
+import { Dec } from '../money/index.js';
 
 /** Token contracts (and their on-chain decimals) on networks where the currency is not native. */
 export const TOKEN_CONTRACTS: Partial<Record<Network, Record<string, { contract: string; decimals: number }>>> = {

@@ -1,13 +1,17 @@
 /**
- * What Kassa needs from a blockchain. A production adapter (a node or an
- * indexer per network) implements the same interface as the sandbox chain:
- * it derives deposit addresses, reports transfers to watched addresses
- * through `DepositSink` as they are seen, confirmed or dropped, and
- * broadcasts refunds and withdrawals.
+ * What Kassa needs from a blockchain, one `ChainPort` per network. A live
+ * adapter (a node or an indexer) implements the same port as the sandbox:
+ * it reports transfers to watched addresses through a `DepositSink` as they
+ * are seen, confirmed or dropped, and broadcasts refunds and withdrawals.
+ * Deposit addresses are not the chain's business: they are derived by the
+ * network family's rules (addresses.rules.ts) from Kassa's own seed.
+ *
+ * A port does network I/O: only jobs reach it (the service records the
+ * intent, a job calls the port outside any transaction, another transaction
+ * records the result). The rule is checked by dependency-cruiser: this file
+ * is imported only by `*.job.ts` files, adapters and the composition root.
  */
-import type { Network } from '../money/catalog.js';
-
-export type DepositAddress = { address: string; destinationTag?: string };
+import type { Network } from '../money/index.js';
 
 /** The chain's view of one output: what a watcher reports, possibly many times. */
 export type ChainState = 'SEEN' | 'CONFIRMED' | 'DROPPED';
@@ -43,9 +47,17 @@ export type Broadcast = {
 
 export type BroadcastResult = { txHash: string; confirmedAt: Date | null };
 
-export interface ChainAdapter {
-  /** The deposit address (and tag, on XRP/XLM) for derivation index `index`. Deterministic. */
-  depositAddress(network: Network, index: number): DepositAddress;
-  /** Send funds (refunds, withdrawals). */
+export interface ChainPort {
+  readonly network: Network;
+  /** Send funds (refunds, withdrawals). Idempotent per `tx.id`. */
   broadcast(tx: Broadcast): Promise<BroadcastResult>;
+}
+
+/** The chains Kassa runs on: the sandbox fills all nine networks, live adapters replace some. */
+export type ChainPorts = Partial<Record<Network, ChainPort>>;
+
+export function chainFor(chains: ChainPorts, network: Network): ChainPort {
+  const port = chains[network];
+  if (!port) throw new Error(`No chain adapter is configured for network ${network}.`);
+  return port;
 }

@@ -1,7 +1,7 @@
 /** Transaction hashes in each network's own format, for the sandbox chain. */
 import { base58 } from '@scure/base';
 import { createHash } from 'node:crypto';
-import type { Network } from '../money/catalog.js';
+import type { Network } from '../money/index.js';
 
 /** A deterministic hash from a seed string, formatted as `network` writes transaction ids. */
 export function sandboxTxHash(network: Network, seed: string): string {

@@ -4,9 +4,9 @@
  * what the customer needs to pay.
  */
 import { createHash } from 'node:crypto';
-import type { Network } from '../money/catalog.js';
-import { Dec, formatAnyAmount } from '../money/decimal.js';
-import { paymentUri } from '../networks/payment-uri.rules.js';
+import type { Network } from '../money/index.js';
+import { Dec, formatAnyAmount } from '../money/index.js';
+import { paymentUri } from '../networks/index.js';
 import { localeLanguage } from './create-payment.schema.js';
 import type { PaymentRecord } from './payment-record.rules.js';
 

@@ -1,11 +1,11 @@
 /** The checkout's I/O: find a payment by its token, build its view, let the customer choose a currency. */
 import { eq } from 'drizzle-orm';
 import { payments } from '../../../db/schema.js';
-import { getBusiness } from '../businesses/business.service.js';
-import type { Deps } from '../../deps.js';
+import { getBusiness } from '../businesses/index.js';
+import type { PaymentsDeps as Deps } from './ports.js';
 import { notFound } from '../../platform/errors.js';
-import { CRYPTO_CURRENCIES, DEPOSIT_NETWORKS, type FiatCurrency } from '../money/catalog.js';
-import { Dec, formatAmount } from '../money/decimal.js';
+import { CRYPTO_CURRENCIES, DEPOSIT_NETWORKS, type FiatCurrency } from '../money/index.js';
+import { Dec, formatAmount } from '../money/index.js';
 import { priceInCrypto } from './pricing.js';
 import type { PaymentRow } from './payment-record.rules.js';
 import { businessAllows, chooseCurrency, paymentRecord } from './payment.service.js';

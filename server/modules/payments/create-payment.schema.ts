@@ -9,8 +9,8 @@ import { z } from 'zod';
 import {
   CRYPTO_CURRENCIES, DELISTED_CURRENCIES, DEPOSIT_NETWORKS, FIAT_CURRENCIES, LANGUAGES, NETWORKS,
   PAYMENT_TYPES, RATE_TYPES, REDIRECT_MODES, decimalsOf,
-} from '../money/catalog.js';
-import { parseAmount, type AmountProblem } from '../money/decimal.js';
+} from '../money/index.js';
+import { parseAmount, type AmountProblem } from '../money/index.js';
 
 /** Longest ONE_TIME expiry accepted: one year. */
 export const MAX_EXPIRATION_MINUTES = 525_600;

@@ -4,9 +4,16 @@
  * credited deposits.
  */
 import type { deposits, refunds } from '../../../db/schema.js';
-import { Dec, formatAnyAmount } from '../money/decimal.js';
-import { DEPOSIT_AMOUNT_FIELDS } from '../deposits/deposit-valuation.rules.js';
+import { Dec, formatAnyAmount } from '../money/index.js';
 import { percent, unixSeconds, type PaymentActuals } from './payment-record.rules.js';
+
+/** Keys of `valueDeposit` that are fields of the deposit record. */
+export const DEPOSIT_AMOUNT_FIELDS = [
+  'depositAmount', 'depositDistributedUserServiceFee', 'displayAmount', 'displayPayableAmount', 'displayServiceFee',
+  'displayDistributedUserServiceFee', 'settlementPayableAmount', 'settlementServiceFee', 'settlementDistributedUserServiceFee',
+  'uniformPayableAmount', 'uniformServiceFee', 'uniformDistributedUserServiceFee', 'displayRateDepegLossAmount',
+  'settlementRateDepegLossAmount', 'uniformRateDepegLossAmount',
+] as const;
 
 export type DepositRow = typeof deposits.$inferSelect;
 export type RefundRow = typeof refunds.$inferSelect;

@@ -17,11 +17,11 @@
 import { eq, sql } from 'drizzle-orm';
 import { payments } from '../../../db/schema.js';
 import { addJobSql } from '../../../jobs/enqueue.js';
-import type { Deps } from '../../deps.js';
-import type { PaymentStatus } from '../money/catalog.js';
+import type { PaymentsDeps as Deps } from './ports.js';
+import type { PaymentStatus } from '../money/index.js';
 import { EXPIRABLE_PAYMENT_STATUSES } from './payment-states.rules.js';
 import { PENDING_DEPOSIT } from './payment-status.rules.js';
-import { reevaluatePayment } from '../deposits/deposit.service.js';
+import { reevaluatePayment } from './payment-reevaluation.js';
 
 /** Twice the scheduling period: a run that is late by up to a minute still schedules every job in time. */
 export const EXPIRY_LOOKAHEAD_MS = 2 * 60_000;

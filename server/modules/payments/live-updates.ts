@@ -40,3 +40,6 @@ export class LiveUpdates {
     return () => this.emitter.off(paymentId, onChange);
   }
 }
+
+/** The subscriber that wakes live checkouts on every payment status change. */
+export const liveCheckoutSubscriber = (tx: Queryable, event: { paymentId: string }): Promise<void> => notifyPayment(tx, event.paymentId);

@@ -4,8 +4,8 @@
  * always present; optional ones are omitted rather than null when unknown.
  */
 import type { payments } from '../../../db/schema.js';
-import type { CryptoCurrency, FiatCurrency } from '../money/catalog.js';
-import { formatAmount } from '../money/decimal.js';
+import type { CryptoCurrency, FiatCurrency } from '../money/index.js';
+import { formatAmount } from '../money/index.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 

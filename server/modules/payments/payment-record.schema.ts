@@ -7,7 +7,7 @@ import { z } from 'zod';
 import {
   CRYPTO_CURRENCIES, DEPOSIT_STATUSES, FIAT_CURRENCIES, NETWORKS, OVERPAYMENT_POLICIES, PAYMENT_STATUSES,
   PAYMENT_TYPES, RATE_TYPES, REDIRECT_MODES, REFUND_REASONS, REFUND_STATUSES, REFUND_TYPES, SETTLEMENT_CURRENCIES,
-} from '../money/catalog.js';
+} from '../money/index.js';
 
 const amount = z.string().regex(/^-?[0-9]+(\.[0-9]+)?$/).describe('Decimal string');
 const unix = z.int().describe('UNIX seconds');

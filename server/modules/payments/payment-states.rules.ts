@@ -3,7 +3,7 @@
  * status, the statuses it may move to. `transitionPayment` refuses anything
  * not listed here.
  */
-import type { PaymentStatus } from '../money/catalog.js';
+import type { PaymentStatus } from '../money/index.js';
 
 export const PAYMENT_TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]> = {
   // Fiat-priced, currency not chosen yet.

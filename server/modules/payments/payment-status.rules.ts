@@ -3,8 +3,8 @@
  * the deposit service recomputes it after every change and moves the payment
  * through `transitionPayment` when it differs (and the table allows it).
  */
-import type { DepositStatus, PaymentStatus } from '../money/catalog.js';
-import { Dec } from '../money/decimal.js';
+import type { DepositStatus, PaymentStatus } from '../money/index.js';
+import { Dec } from '../money/index.js';
 
 export type PaymentFacts = {
   type: string;

@@ -3,28 +3,29 @@
  * procedures call these; they do the I/O, the pricing and the record
  * building live in pure modules beside them.
  */
+import { depositAddress } from '../networks/index.js';
 import { and, desc, eq, getTableColumns, sql, type Column } from 'drizzle-orm';
 import { randomBytes } from 'node:crypto';
 import { requestHash } from '../../platform/idempotency.js';
 import { preparedPerPool, type Queryable } from '../../../db/client.js';
 import { depositAddressIndex, deposits, payments, refunds } from '../../../db/schema.js';
-import { getBusiness, type Business } from '../businesses/business.service.js';
-import type { Deps } from '../../deps.js';
+import { getBusiness, type Business } from '../businesses/index.js';
+import type { PaymentsDeps as Deps } from './ports.js';
 import { conflict, forbidden, notFound, unprocessable, validationFailed } from '../../platform/errors.js';
 import { afterCursor, pageOf, parseCursor } from '../../platform/cursor.js';
 import {
   CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_DECIMALS, isCrypto, type FiatCurrency, type Network, type PaymentStatus,
-} from '../money/catalog.js';
-import { Dec } from '../money/decimal.js';
-import type { PricedCurrency } from '../../adapters/rates/sandbox.js';
-import { valuationRates, type LockedRates } from '../money/valuation.js';
+} from '../money/index.js';
+import { Dec } from '../money/index.js';
+import type { PricedCurrency } from '../money/index.js';
+import { valuationRates, type LockedRates } from '../money/index.js';
 import {
   DEFAULT_EXPIRATION_MINUTES, ZERO_EXPIRATION_MINUTES, type CreatePaymentInput,
 } from './create-payment.schema.js';
 import { toPaymentRecord, type PaymentRecord, type PaymentRow } from './payment-record.rules.js';
 import { priceCrypto, priceFiat, priceInCrypto } from './pricing.js';
 import { transitionPayment } from './payment-transition.js';
-import { collectDeposits, loadDeposits, type LoadedDeposits } from '../deposits/deposit.service.js';
+import { collectDeposits, loadDeposits, type LoadedDeposits } from './deposit-reads.js';
 import { paymentActuals, toDepositRecord } from './deposit-record.rules.js';
 
 /** Who creates: the business and key of the request (and the business row when authentication already read it). */
@@ -48,7 +49,7 @@ export function lockedColumns(locked: LockedRates) {
 /** A fresh derivation index → the deposit address (and tag) for a payment, inside its transaction. */
 export async function assignAddress(tx: Queryable, deps: Deps, network: Network) {
   const [row] = (await tx.execute(sql`select nextval(${depositAddressIndex.seqName}) as index`)) as unknown as [{ index: string }];
-  const address = deps.chain.depositAddress(network, Number(row.index));
+  const address = depositAddress(deps.masterKey, network, Number(row.index));
   return { walletAddress: address.address, destinationTag: address.destinationTag ?? null };
 }
 

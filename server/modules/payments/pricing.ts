@@ -3,14 +3,14 @@
  * user must send, in exact decimals, rounded once per currency (rules in
  * money/decimal.ts). Pure apart from asking the rates provider.
  */
-import { CRYPTO_DECIMALS, isFiat, UNIFORM_CURRENCY, type CryptoCurrency, type FiatCurrency } from '../money/catalog.js';
+import { CRYPTO_DECIMALS, isFiat, UNIFORM_CURRENCY, type CryptoCurrency, type FiatCurrency } from '../money/index.js';
 
 /** Most decimals of a crypto amount converted from fiat. */
 export const QUOTE_DECIMALS = 8;
-import { Dec, roundTo } from '../money/decimal.js';
-import { userFeeOnTop, type FeeSettings } from '../money/fees.rules.js';
-import type { RatesProvider } from '../../adapters/rates/sandbox.js';
-import { valuationRate } from '../money/valuation.js';
+import { Dec, roundTo } from '../money/index.js';
+import { userFeeOnTop, type FeeSettings } from '../money/index.js';
+import type { RatesPort } from '../money/index.js';
+import { valuationRate } from '../money/index.js';
 
 export type FiatPrice = { expectedDisplayAmount: Dec; expectedDisplayFee: Dec; expectedUniformAmount: Dec };
 
@@ -23,7 +23,7 @@ export type CryptoPrice = {
 
 /** A payment priced in fiat: the user's fee share goes on top of the requested amount. */
 export async function priceFiat(
-  rates: RatesProvider,
+  rates: RatesPort,
   currency: FiatCurrency,
   amount: Dec,
   fees: FeeSettings,
@@ -36,7 +36,7 @@ export async function priceFiat(
 
 /** The crypto amount that covers a fiat price (NEW → PENDING, or a crypto-priced payment's display value). */
 export async function priceInCrypto(
-  rates: RatesProvider,
+  rates: RatesPort,
   fiat: { currency: FiatCurrency; amount: Dec; fee: Dec },
   crypto: CryptoCurrency,
   at: Date,
@@ -60,7 +60,7 @@ export type CryptoPricedPayment = FiatPrice & CryptoPrice & { displayCurrency: F
  * at their USD peg (money/valuation.ts).
  */
 export async function priceCrypto(
-  rates: RatesProvider,
+  rates: RatesPort,
   currency: CryptoCurrency,
   amount: Dec,
   settlementCurrency: string,

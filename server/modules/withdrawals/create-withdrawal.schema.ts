@@ -4,8 +4,8 @@
  * by the service and refused with 422 and a code of their own.
  */
 import { z } from 'zod';
-import { FIAT_CURRENCIES, FIAT_DECIMALS, SETTLEMENT_CURRENCIES } from '../money/catalog.js';
-import { parseAmount } from '../money/decimal.js';
+import { FIAT_CURRENCIES, FIAT_DECIMALS, SETTLEMENT_CURRENCIES } from '../money/index.js';
+import { parseAmount } from '../money/index.js';
 import { FEE_PAYERS } from './withdrawal.rules.js';
 
 const decimalString = z.string().max(64).describe('Positive decimal string');

@@ -2,10 +2,10 @@
 import { and, desc, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { whitelistedAddresses } from '../../../db/schema.js';
-import type { Deps } from '../../deps.js';
+import type { WithdrawalsDeps as Deps } from './ports.js';
 import { conflict, notFound } from '../../platform/errors.js';
 import { UUID_RE } from '../../platform/validate.js';
-import { unixSeconds } from '../payments/payment-record.rules.js';
+import { unixSeconds } from '../payments/index.js';
 import { assertDestination } from './withdrawal.rules.js';
 
 export const CreateWhitelistSchema = z.object({

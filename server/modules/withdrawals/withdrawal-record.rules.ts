@@ -4,10 +4,10 @@
  * `sourceRiskEntities`, `destinationRiskEntities`, 2021-11-08). Pure.
  */
 import type { withdrawals } from '../../../db/schema.js';
-import type { RiskAssessment } from '../../adapters/screening/sandbox.js';
-import type { CryptoCurrency, FiatCurrency } from '../money/catalog.js';
-import { formatAmount } from '../money/decimal.js';
-import { unixSeconds } from '../payments/payment-record.rules.js';
+import type { RiskAssessment } from '../compliance/index.js';
+import type { CryptoCurrency, FiatCurrency } from '../money/index.js';
+import { formatAmount } from '../money/index.js';
+import { unixSeconds } from '../payments/index.js';
 
 export type WithdrawalRow = typeof withdrawals.$inferSelect;
 export type WithdrawalRecord = Record<string, unknown> & { withdrawalId: string; status: string };

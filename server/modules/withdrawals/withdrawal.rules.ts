@@ -2,9 +2,9 @@
  * Withdrawal rules as data (spec §8, §9; CONTRACT §6): statuses and their
  * transitions, the maximum per currency/network pair, approval policies.
  */
-import { NETWORK_FEES, WITHDRAWAL_NETWORKS, type CryptoCurrency, type Network } from '../money/catalog.js';
-import { Dec } from '../money/decimal.js';
-import { validateAddress, validateDestinationTag } from '../networks/addresses.rules.js';
+import { NETWORK_FEES, WITHDRAWAL_NETWORKS, type CryptoCurrency, type Network } from '../money/index.js';
+import { Dec } from '../money/index.js';
+import { validateAddress, validateDestinationTag } from '../networks/index.js';
 import { unprocessable } from '../../platform/errors.js';
 
 export const WITHDRAWAL_STATUSES = ['PENDING_APPROVAL', 'PROCESSING', 'COMPLETED', 'FAILED', 'BLOCKED', 'REJECTED'] as const;

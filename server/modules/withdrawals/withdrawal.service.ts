@@ -8,21 +8,22 @@ import { requestHash } from '../../platform/idempotency.js';
 import type { Queryable } from '../../../db/client.js';
 import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawalEvents, withdrawals } from '../../../db/schema.js';
 import { enqueue } from '../../../jobs/enqueue.js';
-import { getBusiness, type Business } from '../businesses/business.service.js';
-import { enqueueCallback } from '../callbacks/delivery.service.js';
-import { withdrawalCallbackBody, type CallbackStatus } from '../callbacks/withdrawal-callback-body.rules.js';
-import type { RiskAssessment } from '../../adapters/screening/sandbox.js';
-import type { Deps } from '../../deps.js';
+import { getBusiness, type Business } from '../businesses/index.js';
+import { enqueueCallback } from '../callbacks/index.js';
+import { withdrawalCallbackBody, type CallbackStatus } from '../callbacks/index.js';
+import type { RiskAssessment } from '../compliance/index.js';
+import type { Broadcast, BroadcastResult } from '../networks/index.js';
+import type { WithdrawalsDeps as Deps } from './ports.js';
 import { conflict, forbidden, KassaError, notFound, validationFailed } from '../../platform/errors.js';
 import { UUID_RE } from '../../platform/validate.js';
 import { afterCursor, pageOf, parseCursor } from '../../platform/cursor.js';
-import { isInsufficientBalance, postEntries } from '../ledger/ledger.service.js';
+import { isInsufficientBalance, postEntries } from '../ledger/index.js';
 import {
   CRYPTO_DECIMALS, FIAT_DECIMALS, NETWORK_FEES, TAG_NETWORKS, isFiat, type CryptoCurrency, type FiatCurrency, type Network,
-} from '../money/catalog.js';
-import { Dec, formatAmount, parseAmount, roundTo } from '../money/decimal.js';
-import type { PricedCurrency } from '../../adapters/rates/sandbox.js';
-import { isStablecoin, valuationRate } from '../money/valuation.js';
+} from '../money/index.js';
+import { Dec, formatAmount, parseAmount, roundTo } from '../money/index.js';
+import type { PricedCurrency } from '../money/index.js';
+import { isStablecoin, valuationRate } from '../money/index.js';
 import type { CreateWithdrawalInput } from './create-withdrawal.schema.js';
 import {
   APPROVAL_POLICIES, CALLBACK_STATUS, REFUNDING_OUTCOMES, WITHDRAWAL_MAX, WITHDRAWAL_TRANSITIONS, assertDestination, rule,
@@ -104,7 +105,7 @@ export async function createWithdrawal(
   // The business pays the fee on top; a recipient-paid fee comes out of the amount sent.
   const gross = feePayer === 'BUSINESS' ? estimated.add(fee) : estimated;
   const deducted = roundTo(gross.mul(rateSettlement), settlementCurrency as FiatCurrency, 'UP');
-  const assessment: RiskAssessment = await deps.aml.screen(network, input.address);
+  const assessment: RiskAssessment = await deps.screening.screen(network, input.address);
   const approvalsRequired = APPROVAL_POLICIES[business.approvalPolicy as ApprovalPolicy] ?? 0;
   const hash = requestHash(input);
 
@@ -178,24 +179,26 @@ async function lockWithdrawal(tx: Queryable, withdrawalId: string): Promise<With
 }
 
 /**
- * Record a final outcome: COMPLETED broadcasts and fills the actual amounts;
+ * Record a final outcome: COMPLETED records the broadcast and fills the actual amounts;
  * FAILED, BLOCKED and REJECTED credit the debit back. The callback delivery
  * and its first job are created in the same transaction.
  */
-async function finalize(tx: Queryable, deps: Deps, w: WithdrawalRow, outcome: 'COMPLETED' | 'FAILED' | 'BLOCKED' | 'REJECTED', reason: string, at: Date) {
+async function finalize(
+  tx: Queryable,
+  deps: Deps,
+  w: WithdrawalRow,
+  outcome: 'COMPLETED' | 'FAILED' | 'BLOCKED' | 'REJECTED',
+  reason: string,
+  at: Date,
+  result?: BroadcastResult,
+) {
   const currency = w.withdrawCurrency as CryptoCurrency;
   if (outcome === 'COMPLETED') {
+    // The broadcast happened before this transaction (a job's network I/O); here its result is recorded.
+    if (!result) throw new Error(`Withdrawal ${w.id}: COMPLETED needs the broadcast's result.`);
     const fee = new Dec(w.withdrawFee);
     const estimated = new Dec(w.estimatedWithdrawAmount);
     const sent = w.feePayer === 'BUSINESS' ? estimated : estimated.sub(fee);
-    const result = await deps.chain.broadcast({
-      id: `withdrawal:${w.id}`,
-      network: w.network as Network,
-      currency,
-      toAddress: w.address,
-      destinationTag: w.destinationTag,
-      amount: sent.toFixed(),
-    });
     const display = w.displayCurrency as FiatCurrency;
     const settlement = w.settlementCurrency as FiatCurrency;
     const gross = w.feePayer === 'BUSINESS' ? estimated.add(fee) : estimated;
@@ -258,29 +261,41 @@ function callbackInput(w: WithdrawalRow) {
   };
 }
 
-/** The `broadcast_withdrawal` job: screen the destination, then send (or block). */
-export async function broadcastWithdrawal(deps: Deps, withdrawalId: string): Promise<WithdrawalStatus> {
-  return deps.database.db.transaction(async (tx) => {
-    const w = await lockWithdrawal(tx, withdrawalId);
-    if (w.status !== 'PROCESSING') return w.status as WithdrawalStatus;
-    const [business] = await tx.select({ block: businesses.riskBlockThreshold }).from(businesses).where(eq(businesses.id, w.businessId));
-    const at = deps.now();
-    if (new Dec(w.riskScore).gte(business!.block)) await finalize(tx, deps, w, 'BLOCKED', `destination risk ${w.riskScore}`, at);
-    else await finalize(tx, deps, w, 'COMPLETED', 'broadcast', at);
-    return w.status as WithdrawalStatus;
-  });
+/** What a PROCESSING withdrawal sends: the estimate, less the fee when the recipient pays it. Idempotent per id. */
+export function withdrawalBroadcast(w: WithdrawalRow): Broadcast {
+  const estimated = new Dec(w.estimatedWithdrawAmount);
+  const sent = w.feePayer === 'BUSINESS' ? estimated : estimated.sub(w.withdrawFee);
+  return { id: `withdrawal:${w.id}`, network: w.network as Network, currency: w.withdrawCurrency, toAddress: w.address, destinationTag: w.destinationTag, amount: sent.toFixed() };
 }
 
-/** Sandbox test helper: force an outcome now. */
-export async function forceOutcome(deps: Deps, businessId: string, withdrawalId: string, outcome: 'COMPLETED' | 'FAILED' | 'BLOCKED') {
+/** A withdrawal as it is now, unlocked: what a job reads before its network I/O. */
+export async function peekWithdrawal(db: Queryable, withdrawalId: string): Promise<{ withdrawal: WithdrawalRow; blockThreshold: string } | null> {
+  if (!UUID_RE.test(withdrawalId)) return null;
+  const [row] = await db
+    .select({ withdrawal: withdrawals, blockThreshold: businesses.riskBlockThreshold })
+    .from(withdrawals)
+    .innerJoin(businesses, eq(businesses.id, withdrawals.businessId))
+    .where(eq(withdrawals.id, withdrawalId));
+  return row ?? null;
+}
+
+/**
+ * Record a final outcome in its own transaction, if the withdrawal is still
+ * in one of `from` (a job or a helper may race an operator): the status,
+ * actuals, balance credit-back and callback. Returns the status it ends in.
+ */
+export async function recordOutcome(
+  deps: Deps,
+  withdrawalId: string,
+  from: readonly WithdrawalStatus[],
+  outcome: 'COMPLETED' | 'FAILED' | 'BLOCKED',
+  reason: string,
+  result?: BroadcastResult,
+): Promise<{ status: WithdrawalStatus; record: WithdrawalRecord }> {
   return deps.database.db.transaction(async (tx) => {
     const w = await lockWithdrawal(tx, withdrawalId);
-    if (w.businessId !== businessId) throw notFound(`Withdrawal ${withdrawalId} not found.`);
-    if (w.status !== 'PROCESSING' && w.status !== 'PENDING_APPROVAL') {
-      throw new KassaError(409, 'WITHDRAWAL_FINAL', `Withdrawal ${withdrawalId} is already ${w.status}.`);
-    }
-    await finalize(tx, deps, w, outcome, 'forced by test helper', deps.now());
-    return toWithdrawalRecord(w, await approvalCount(tx, w.id));
+    if (from.includes(w.status as WithdrawalStatus)) await finalize(tx, deps, w, outcome, reason, deps.now(), result);
+    return { status: w.status as WithdrawalStatus, record: toWithdrawalRecord(w, await approvalCount(tx, w.id)) };
   });
 }
 

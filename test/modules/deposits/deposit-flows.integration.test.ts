@@ -12,7 +12,7 @@ import { ingestDeposit } from '../../../server/modules/deposits/deposit.service.
 import { expirePayment, EXPIRY_LOOKAHEAD_MS, scheduleExpiries } from '../../../server/modules/payments/expiry.service.js';
 import { EXPIRABLE_PAYMENT_STATUSES } from '../../../server/modules/payments/payment-states.rules.js';
 import { DepositRecordSchema, PaymentRecordSchema } from '../../../server/modules/payments/payment-record.schema.js';
-import { broadcastRefund } from '../../../server/modules/deposits/refund.service.js';
+import { broadcastRefund } from '../../../server/modules/deposits/refund-broadcast.job.js';
 import { appRouter } from '../../../server/edges/trpc/app-router.js';
 import { createContextInner, type Operator } from '../../../server/edges/trpc/context.js';
 import { createCallerFactory } from '../../../server/edges/trpc/init.js';
@@ -1011,7 +1011,7 @@ describe('driven by hand (no worker)', () => {
       const [refund] = await rows<{ id: string }>(m.db.sql`select id from refunds where deposit_id = ${s.deposit!.id}`);
       m.clock.advance(1000);
       const t3 = m.clock.now();
-      expect(await broadcastRefund(m.deps, refund!.id)).toBe('CONFIRMED');
+      expect(await broadcastRefund(m.deps, m.deps.chains, refund!.id)).toBe('CONFIRMED');
 
       const events = await caller(m, admin).payments.timeline({ paymentId: p.paymentId });
       const line = (e: (typeof events)[number]) => `${e.entity} ${e.fromStatus ?? '(new)'}→${e.toStatus}`;

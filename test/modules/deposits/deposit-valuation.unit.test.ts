@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { Dec } from '../../../server/modules/money/decimal.js';
 import { SandboxRates } from '../../../server/adapters/rates/sandbox.js';
 import { valuationRates } from '../../../server/modules/money/valuation.js';
-import { DEPOSIT_AMOUNT_FIELDS, valueDeposit, type DepositValuationInput } from '../../../server/modules/deposits/deposit-valuation.rules.js';
+import { valueDeposit, type DepositValuationInput } from '../../../server/modules/deposits/deposit-valuation.rules.js';
+import { DEPOSIT_AMOUNT_FIELDS } from '../../../server/modules/payments/deposit-record.rules.js';
 
 const fees = (serviceFeePercent: string, userFeeSharePercent: string) => ({ serviceFeePercent, userFeeSharePercent });
 const eur = (rate: string) => ({ display: new Dec(rate), settlement: new Dec(rate), uniform: new Dec(rate) });

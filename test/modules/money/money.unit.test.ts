@@ -10,7 +10,8 @@ import {
 } from '../../../server/modules/money/catalog.js';
 import { Dec, MAX_AMOUNT, formatAmount, parseAmount, roundTo } from '../../../server/modules/money/decimal.js';
 import { splitDeposit, userFeeOnTop } from '../../../server/modules/money/fees.rules.js';
-import { PRICED_CURRENCIES, SANDBOX_EUR_VALUES, SandboxRates } from '../../../server/adapters/rates/sandbox.js';
+import { SANDBOX_EUR_VALUES, SandboxRates } from '../../../server/adapters/rates/sandbox.js';
+import { PRICED_CURRENCIES } from '../../../server/modules/money/index.js';
 import { priceCrypto, priceFiat, priceInCrypto } from '../../../server/modules/payments/pricing.js';
 
 const AT = new Date('2026-11-22T12:00:00.000Z');

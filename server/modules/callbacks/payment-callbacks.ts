@@ -1,0 +1,28 @@
+/**
+ * The payment callback as a subscriber of payment status changes: when the
+ * business has a paymentCallbackUrl, a signed callback with the record as
+ * GET /v1/payments/:id shows it, queued in the transaction of the change.
+ */
+import { eq } from 'drizzle-orm';
+import type { Queryable } from '../../../db/client.js';
+import { businesses, payments } from '../../../db/schema.js';
+import { paymentRecord, type PaymentStatusChanged } from '../payments/index.js';
+import { enqueueCallback } from './delivery.service.js';
+import { paymentCallbackBody } from './payment-callback-body.rules.js';
+
+export function paymentCallbackSubscriber(publicUrl: string) {
+  return async (tx: Queryable, event: PaymentStatusChanged): Promise<void> => {
+    const [row] = await tx
+      .select({ payment: payments, url: businesses.paymentCallbackUrl })
+      .from(payments)
+      .innerJoin(businesses, eq(businesses.id, payments.businessId))
+      .where(eq(payments.id, event.paymentId));
+    if (!row?.url) return;
+    const record = await paymentRecord(tx, row.payment, publicUrl);
+    await enqueueCallback(
+      tx,
+      { businessId: row.payment.businessId, kind: 'PAYMENT', subjectId: event.paymentId, url: row.url, body: paymentCallbackBody(record, event.from, event.at) },
+      event.at,
+    );
+  };
+}

@@ -1,0 +1,2 @@
+/** compliance: the screening port and its assessment shape. Decisions on deposits live in deposits. */
+export type { LegalEntity, RiskAssessment, ScreeningPort } from './ports.js';

@@ -1,0 +1,7 @@
+/** The withdrawals module's public face: other code imports only this file (jobs also reach its *.job.ts). */
+export * from './create-withdrawal.schema.js';
+export * from './ports.js';
+export * from './whitelist.service.js';
+export * from './withdrawal-record.rules.js';
+export * from './withdrawal.rules.js';
+export * from './withdrawal.service.js';

@@ -1,0 +1,11 @@
+/**
+ * What every module is given by the composition root, besides the database
+ * and its own ports: the configuration, the master key and the clock.
+ */
+import type { Config } from './config.js';
+import type { MasterKey } from './secrets.js';
+
+/** The clock. Injected so expiry and retry schedules are testable without sleeping. */
+export type Clock = () => Date;
+
+export type PlatformDeps = { config: Config; masterKey: MasterKey; now: Clock };
