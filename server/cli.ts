@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { createApiKey, createBusiness, createOperator, getBusiness } from './businesses/business-service.js';
 import { ConfigError, loadConfig } from './config.js';
 import { SCOPES, type Scope } from './money/catalog.js';
-import { buildDeps, connect, openDatabase, resolveMasterKey } from './runtime.js';
+import { KeyMismatch, buildDeps, connect, openDatabase, resolveMasterKey, verifyMasterKey } from './runtime.js';
 import { simulateDeposit, SimulateDepositSchema } from './chain/sandbox-deposits.js';
 import { chooseCurrency, loadPaymentById } from './payments/payment-service.js';
 import { listAttempts, listDeliveries, redeliver } from './callbacks/delivery-service.js';
@@ -77,6 +77,7 @@ async function run(argv: string[]): Promise<void> {
   const print = (json: Record<string, unknown>, human: string) =>
     process.stdout.write(values.json ? `${JSON.stringify(json)}\n` : `${human}\n`);
   try {
+    await verifyMasterKey(database, masterKey);
     switch (command) {
       case 'migrate':
         print({ migrated: true }, 'Database migrated.');
@@ -181,6 +182,10 @@ async function run(argv: string[]): Promise<void> {
 run(process.argv.slice(2)).then(
   () => process.exit(0),
   (error: unknown) => {
+    if (error instanceof KeyMismatch) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
     if (error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
       process.exit(2);

@@ -11,6 +11,7 @@ import type { RateLimits } from './http/rate-limit.js';
 import type { Config } from './config.js';
 import type { RatesProvider } from './money/rates.js';
 import type { MasterKey } from './security/secrets.js';
+import type { Log } from './logger.js';
 
 export type Deps = {
   config: Config;
@@ -22,6 +23,8 @@ export type Deps = {
   callbacks: CallbackSender;
   /** Per-process rate limits (authentication failures, checkout). */
   limits: RateLimits;
+  /** The process's logger (pino), shared by the HTTP server and the worker. */
+  log: Log;
   /** The clock. Injected so expiry and retry schedules are testable without sleeping. */
   now: () => Date;
 };
