@@ -166,14 +166,15 @@ describe('refusals at start, in one line', () => {
   it.runIf(isRoot)('as root, a data directory the postgres user cannot enter is refused naming KASSA_DATA_DIR, leaving nothing behind', async () => {
     // A home directory or `mktemp -d`: mode 0700, owned by root.
     const home = privateDir('kassa-home-', 0o700);
-    const before = readdirSync(tmpdir()).filter((f) => f.startsWith('pg-password'));
-    const result = await runToExit({ KASSA_DATA_DIR: join(home, 'kassa', '.kassa') });
+    // The child's own temp directory: nothing (no password file) may be left in it.
+    const temp = privateDir('kassa-tmp-');
+    const result = await runToExit({ KASSA_DATA_DIR: join(home, 'kassa', '.kassa'), TMPDIR: temp });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toContain(`cannot enter ${home}`);
     expect(result.stderr).toMatch(/KASSA_DATA_DIR.*DATABASE_URL/);
     expect(existsSync(join(home, 'kassa', '.kassa', 'pg'))).toBe(false);
-    expect(readdirSync(tmpdir()).filter((f) => f.startsWith('pg-password'))).toEqual(before);
+    expect(readdirSync(temp)).toEqual([]);
   }, 60_000);
 
   it.runIf(isRoot)('as root, PostgreSQL binaries in a private directory (a clone under a 0700 home) run from a copy', async () => {
