@@ -23,8 +23,10 @@ import { KASSA_BUNDLE, spawnKid, waitFor, type Kid } from '../reliability/suppor
 
 const OTHER_KEY = 'ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100';
 const isRoot = process.getuid?.() === 0;
-const cleanup: (() => void)[] = [];
-afterAll(() => cleanup.forEach((f) => f()));
+const cleanup: (() => unknown)[] = [];
+afterAll(async () => {
+  for (const undo of cleanup.reverse()) await undo();
+}, 60_000);
 
 function privateDir(prefix: string, mode = 0o755): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -117,7 +119,7 @@ describe('shutdown', () => {
 describe('refusals at start, in one line', () => {
   it('a master key other than the database was made with is refused, naming KASSA_MASTER_KEY', async () => {
     const db = await createTestDatabase();
-    cleanup.push(() => void db.drop());
+    cleanup.push(() => db.drop());
     const env = { DATABASE_URL: db.url, KASSA_SANDBOX: 'true' };
     const first = await startBundle({ ...env, KASSA_MASTER_KEY: TEST_MASTER_KEY, PORT: String(await freePort()) });
     first.proc.kill('SIGTERM');
@@ -149,12 +151,11 @@ describe('refusals at start, in one line', () => {
 
   it('a database from before the key check is tested by decrypting a stored secret', async () => {
     const db = await createTestDatabase();
-    cleanup.push(() => void db.drop());
+    cleanup.push(() => db.drop());
     await createBusiness(db.db, parseMasterKey(TEST_MASTER_KEY), { name: 'Old shop' });
     await expect(verifyMasterKey(db, parseMasterKey(OTHER_KEY))).rejects.toThrow(/KASSA_MASTER_KEY/);
     await verifyMasterKey(db, parseMasterKey(TEST_MASTER_KEY)); // the right key passes and is recorded
     await expect(verifyMasterKey(db, parseMasterKey(OTHER_KEY))).rejects.toThrow(/KASSA_MASTER_KEY/);
-    await db.close();
   });
 
   it.each(['web', 'worker'])('--role=%s without DATABASE_URL says that split roles need it', async (role) => {
@@ -200,7 +201,7 @@ describe('refusals at start, in one line', () => {
 describe('production', () => {
   it('NODE_ENV=production creates no demo business and prints no secret, only how to create one', async () => {
     const db = await createTestDatabase();
-    cleanup.push(() => void db.drop());
+    cleanup.push(() => db.drop());
     const kassa = await startBundle({ DATABASE_URL: db.url, NODE_ENV: 'production', KASSA_MASTER_KEY: TEST_MASTER_KEY, PORT: String(await freePort()) });
     kassa.proc.kill('SIGTERM');
     await kassa.exited;
@@ -208,7 +209,6 @@ describe('production', () => {
     expect(kassa.stdout()).toContain('npm run kassa -- business:create');
     const [row] = await db.sql`select count(*)::int as n from businesses`;
     expect(row!.n).toBe(0);
-    await db.close();
   }, 60_000);
 });
 
