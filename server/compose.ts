@@ -6,7 +6,7 @@ import postgres from 'postgres';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { connect, type Database } from '../db/client.js';
-import { runningPort, startEmbedded } from '../db/embedded.js';
+import { runningServer, startEmbedded } from '../db/embedded.js';
 import { migrate } from '../db/migrate.js';
 import { sandboxChains } from './adapters/chain/sandbox.js';
 import { sandboxFaucet } from './adapters/chain/sandbox-faucet.js';
@@ -18,7 +18,11 @@ import { SandboxRates } from './adapters/rates/sandbox.js';
 import { SandboxScreening } from './adapters/screening/sandbox.js';
 import { CallbackSender } from './adapters/callbacks/http-transport.js';
 import { RateLimits } from './platform/rate-limit.js';
-import { generateMasterKey, parseMasterKey, type MasterKey } from './platform/secrets.js';
+import { decryptSecret, generateMasterKey, masterKeyCheck, parseMasterKey, type MasterKey } from './platform/secrets.js';
+import { createLogger, type Log } from './platform/logger.js';
+import { eq } from 'drizzle-orm';
+import { businesses, installation } from '../db/schema.js';
+import { ConfigError } from './platform/config.js';
 
 export const DATABASE_NAME = 'kassa';
 
@@ -27,7 +31,7 @@ export function resolveMasterKey(config: Config): MasterKey {
   if (config.masterKey) return parseMasterKey(config.masterKey);
   const file = join(config.dataDir, 'master.key');
   if (!existsSync(file)) {
-    mkdirSync(config.dataDir, { recursive: true });
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(file, `${generateMasterKey()}\n`, { mode: 0o600 });
   }
   return parseMasterKey(readFileSync(file, 'utf8'));
@@ -55,19 +59,51 @@ export async function openDatabase(config: Config): Promise<OpenedDatabase> {
     return { url: config.databaseUrl, stop: async () => {}, embedded: false };
   }
   const dir = resolve(config.dataDir, 'pg');
-  mkdirSync(config.dataDir, { recursive: true });
-  const port = runningPort(dir);
-  const server = port
-    ? { url: (db = 'postgres') => `postgres://postgres:postgres@127.0.0.1:${port}/${db}`, stop: async () => {} }
-    : await startEmbedded(dir);
+  const running = runningServer(dir);
+  const server = running ? { url: running, stop: async () => {} } : await startEmbedded(dir);
   await ensureDatabase(server.url(), DATABASE_NAME);
   const url = server.url(DATABASE_NAME);
   await migrate(url);
   return { url, stop: server.stop, embedded: true };
 }
 
-export function buildDeps(config: Config, database: Database, masterKey: MasterKey, now: () => Date = () => new Date()): Deps {
+/** The master key differs from the one the database was made with (a ConfigError: one line, exit 1). */
+export class KeyMismatch extends ConfigError {
+  override name = 'KeyMismatch';
+}
+
+/**
+ * Refuse a master key other than the one this database was made with (its
+ * secrets would not decrypt: every signed request would fail). The first
+ * start records the key's check value; a database from before the check is
+ * tested by decrypting one stored secret.
+ */
+export async function verifyMasterKey(database: Database, key: MasterKey): Promise<void> {
+  const check = masterKeyCheck(key);
+  const wrong = new KeyMismatch(
+    'KASSA_MASTER_KEY is not the key this database was created with (its secrets cannot be decrypted); start with the original key.',
+  );
+  const [stored] = await database.db.select({ value: installation.value }).from(installation).where(eq(installation.name, 'master_key_check'));
+  if (stored) {
+    if (stored.value !== check) throw wrong;
+    return;
+  }
+  const [sample] = await database.db.select({ sealed: businesses.callbackSecretEnc }).from(businesses).limit(1);
+  if (sample) {
+    try {
+      decryptSecret(key, sample.sealed);
+    } catch {
+      throw wrong;
+    }
+  }
+  await database.db.insert(installation).values({ name: 'master_key_check', value: check }).onConflictDoNothing();
+  const [winner] = await database.db.select({ value: installation.value }).from(installation).where(eq(installation.name, 'master_key_check'));
+  if (winner?.value !== check) throw wrong; // another process recorded a different key at the same moment
+}
+
+export function buildDeps(config: Config, database: Database, masterKey: MasterKey, now: () => Date = () => new Date(), log: Log = createLogger(config.logLevel)): Deps {
   return {
+    log,
     config,
     database,
     masterKey,

@@ -5,11 +5,22 @@
  */
 import { parseArgs } from 'node:util';
 import type { Runner } from 'graphile-worker';
+import { EmbeddedDatabaseError } from '../db/embedded.js';
 import { startWorker } from '../jobs/worker.js';
 import { createServer, type KassaServer } from './edges/app.js';
-import { createDemoBusinessIfEmpty, demoBanner } from './modules/businesses/index.js';
+import { createDemoBusinessIfEmpty, demoBanner, productionHint } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
-import { buildDeps, connect, openDatabase, resolveMasterKey } from './compose.js';
+import { buildDeps, connect, openDatabase, resolveMasterKey, verifyMasterKey } from './compose.js';
+
+/** How long running jobs may take to finish at shutdown before the process stops anyway. */
+const JOBS_GRACE_MS = 10_000;
+
+/** A URL with its password hidden, for banners and logs. */
+function redacted(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { role: { type: 'string', default: 'all' } } });
@@ -17,10 +28,15 @@ async function main(): Promise<void> {
   if (role !== 'all' && role !== 'web' && role !== 'worker') throw new ConfigError(`--role must be web, worker or all, not ${role}`);
 
   const config = loadConfig();
+  if (role !== 'all' && !config.databaseUrl) {
+    // The embedded database belongs to one process: a second role would wait on it forever.
+    throw new ConfigError(`--role=${role} needs DATABASE_URL: split roles share one PostgreSQL (run without --role to use the embedded one).`);
+  }
   const masterKey = resolveMasterKey(config);
   const opened = await openDatabase(config);
   const database = connect(opened.url, { max: 10 });
   const deps = buildDeps(config, database, masterKey);
+  const log = deps.log;
 
   let server: KassaServer | null = null;
   let worker: Runner | null = null;
@@ -28,33 +44,61 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`${signal}: shutting down\n`);
-    const timer = setTimeout(() => process.exit(1), 15_000).unref();
-    await server?.stop().catch(() => {});
-    await worker?.stop().catch(() => {});
-    await database.close().catch(() => {});
-    await opened.stop().catch(() => {});
+    log.info({ signal }, 'shutting down');
+    // Last resort if something hangs: never an orphaned half-stopped process.
+    const timer = setTimeout(() => {
+      log.error('shutdown did not finish within 30 s; exiting');
+      process.exit(1);
+    }, 30_000).unref();
+    // Stop accepting and finish in-flight requests, then let running jobs end (bounded),
+    // then close the pools, and only then stop the database they were connected to.
+    await server?.stop().catch((error: unknown) => log.error({ err: error }, 'closing the HTTP server failed'));
+    if (worker) {
+      const stopped = worker.stop().then(() => true).catch((error: unknown) => (log.error({ err: error }, 'stopping the worker failed'), true));
+      const inTime = await Promise.race([stopped, new Promise<false>((r) => setTimeout(() => r(false), JOBS_GRACE_MS).unref())]);
+      if (!inTime) log.warn(`running jobs did not finish within ${JOBS_GRACE_MS / 1000} s; they will be retried`);
+    }
+    await database.close().catch((error: unknown) => log.error({ err: error }, 'closing the database pool failed'));
+    await opened.stop().catch((error: unknown) => log.error({ err: error }, 'stopping the embedded database failed'));
     clearTimeout(timer);
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
+  try {
+    await verifyMasterKey(database, masterKey);
+  } catch (error) {
+    await database.close().catch(() => {});
+    await opened.stop().catch(() => {});
+    throw error;
+  }
+
   if (role !== 'web') worker = await startWorker(deps);
   if (role !== 'worker') {
     server = await createServer({ deps });
     const address = await server.start();
-    server.app.log.info({ address, publicUrl: config.publicUrl, sandbox: config.sandbox, role }, 'Kassa is listening');
+    log.info({ address, publicUrl: config.publicUrl, sandbox: config.sandbox, role }, 'Kassa is listening');
   }
-  const demo = await createDemoBusinessIfEmpty(deps);
-  if (demo) process.stdout.write(demoBanner(demo, config.publicUrl));
-  if (server) {
-    process.stdout.write(`\n  Kassa is running at ${config.publicUrl}  (API reference: ${config.publicUrl}/docs)\n\n`);
+  // Demo credentials exist only in a sandbox that is not a production deployment.
+  if (config.sandbox && !config.production && role !== 'worker') {
+    const demo = await createDemoBusinessIfEmpty(deps);
+    if (demo) process.stdout.write(demoBanner(demo, config.publicUrl));
+  } else if (role !== 'worker') {
+    const hint = await productionHint(deps);
+    if (hint) process.stdout.write(hint);
+  }
+  const database_ = opened.embedded ? `embedded PostgreSQL (${config.dataDir}/pg)` : redacted(opened.url);
+  if (role === 'worker') {
+    process.stdout.write(`\n  Kassa worker is running jobs on ${database_}\n\n`);
+  } else {
+    const what = role === 'web' ? 'Kassa web' : 'Kassa';
+    process.stdout.write(`\n  ${what} is running at ${config.publicUrl}  (API reference: ${config.publicUrl}/docs; database: ${database_})\n\n`);
   }
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof EmbeddedDatabaseError) {
     process.stderr.write(`${error.message}\n`);
   } else {
     process.stderr.write(`Kassa failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

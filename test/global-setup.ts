@@ -29,7 +29,10 @@ export default async function setup(project: TestProject) {
     const dir = mkdtempSync(join(tmpdir(), 'kassa-test-pg-'));
     // As root, PostgreSQL runs as the `postgres` user, which must be able to enter the directory.
     chmodSync(dir, 0o755);
-    const server = await startEmbedded(join(dir, 'data'), { persistent: false });
+    const server = await startEmbedded(join(dir, 'data'), { persistent: false }).catch((error: unknown) => {
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    });
     adminUrl = server.url('postgres');
     stop = async () => {
       await server.stop();

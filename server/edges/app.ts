@@ -5,11 +5,12 @@
  */
 import helmet from '@fastify/helmet';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { checkoutRoutes } from './checkout/checkout-page.js';
 import type { Deps } from '../deps.js';
+import { createLogger } from '../platform/logger.js';
 import { registerMetrics } from './rest/metrics.js';
 import { openApiDocument, renderDocs } from './rest/openapi.js';
 import { frameworkErrors, problem, registerProblemHandlers, sendProblem } from './rest/problem.js';
@@ -40,7 +41,7 @@ function jsonOnly(scope: FastifyInstance): void {
   });
 }
 
-export type ServerOptions = { deps: Deps; logger?: boolean | Record<string, unknown> };
+export type ServerOptions = { deps: Deps; logger?: boolean | { stream: NodeJS.WritableStream } };
 
 export type KassaServer = { app: FastifyInstance; start: () => Promise<string>; stop: () => Promise<void> };
 
@@ -51,15 +52,10 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
     requestIdHeader: false,
     frameworkErrors,
     trustProxy: false,
-    logger:
-      logger === false
-        ? false
-        : {
-            level: deps.config.logLevel,
-            // Belt and braces: no header that can carry a credential is ever logged.
-            redact: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
-            ...(typeof logger === 'object' ? logger : {}),
-          },
+    // The process's logger (shared with the worker), or a logger of the test's own options.
+    ...(logger === false
+      ? { logger: false }
+      : { loggerInstance: (typeof logger === 'object' ? createLogger(deps.config.logLevel, logger) : deps.log) as FastifyBaseLogger }),
   });
 
   // Only JSON bodies exist in this API; anything else is 415. The raw text is

@@ -4,7 +4,7 @@
  * AES-256-GCM under KASSA_MASTER_KEY rather than hashed. Operator tokens are
  * only compared, so they are stored as SHA-256 hashes instead.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export type MasterKey = Buffer;
 
@@ -54,4 +54,9 @@ export function safeEqual(a: string, b: string): boolean {
 
 export function randomToken(prefix: string, bytes: number): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
+}
+
+/** A key check value: proves which master key a database was made with, without revealing it. */
+export function masterKeyCheck(key: MasterKey): string {
+  return createHmac('sha256', key).update('kassa master key check v1').digest('hex');
 }

