@@ -2,29 +2,37 @@
  * Deposit and refund state machines (CONTRACT §5) as transition tables.
  * `null` is the state before the first event (creation).
  */
-import type { DepositStatus } from '../money/index.js';
+import { DEPOSIT_STATUSES, REFUND_STATUSES, type DepositStatus } from '../money/index.js';
+import { defineStateMachine } from '../../platform/state-machine.js';
 
-export type RefundStatus = 'PENDING' | 'CONFIRMED' | 'NON_REFUNDABLE';
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
 
-export const DEPOSIT_TRANSITIONS: Record<DepositStatus | 'CREATED', readonly DepositStatus[]> = {
-  CREATED: ['COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'UNPROCESSABLE'],
-  // An operator decides; meanwhile the chain may confirm or drop it.
-  COMPLIANCE_REVIEW: ['UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'FAILED', 'UNPROCESSABLE'],
-  UNCONFIRMED: ['CONFIRMED', 'FAILED'],
-  CONFIRMED: [],
-  BLOCKED: [],
-  UNPROCESSABLE: [],
-  FAILED: [],
-};
+export const DEPOSIT_MACHINE = defineStateMachine({
+  name: 'Deposit',
+  states: DEPOSIT_STATUSES,
+  initial: ['COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'UNPROCESSABLE'],
+  transitions: {
+    // An operator decides; meanwhile the chain may confirm or drop it.
+    COMPLIANCE_REVIEW: ['UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'FAILED', 'UNPROCESSABLE'],
+    UNCONFIRMED: ['CONFIRMED', 'FAILED'],
+    CONFIRMED: [],
+    BLOCKED: [],
+    UNPROCESSABLE: [],
+    FAILED: [],
+  },
+});
 
-export const REFUND_TRANSITIONS: Record<RefundStatus | 'CREATED', readonly RefundStatus[]> = {
-  CREATED: ['PENDING', 'NON_REFUNDABLE'],
-  PENDING: ['CONFIRMED'],
-  CONFIRMED: [],
-  NON_REFUNDABLE: [],
-};
+export const REFUND_MACHINE = defineStateMachine({
+  name: 'Refund',
+  states: REFUND_STATUSES,
+  initial: ['PENDING', 'NON_REFUNDABLE'],
+  transitions: {
+    PENDING: ['CONFIRMED'],
+    CONFIRMED: [],
+    NON_REFUNDABLE: [],
+  },
+});
 
-export const canMoveDeposit = (from: DepositStatus | null, to: DepositStatus) =>
-  DEPOSIT_TRANSITIONS[from ?? 'CREATED'].includes(to);
+export const canMoveDeposit = (from: DepositStatus | null, to: DepositStatus) => DEPOSIT_MACHINE.can(from, to);
 
-export const canMoveRefund = (from: RefundStatus | null, to: RefundStatus) => REFUND_TRANSITIONS[from ?? 'CREATED'].includes(to);
+export const canMoveRefund = (from: RefundStatus | null, to: RefundStatus) => REFUND_MACHINE.can(from, to);

@@ -1,65 +1,63 @@
 /**
- * The one way a deposit or a refund changes status: checked against its
- * transition table, compare-and-set on the row, plus an append-only event
- * row, in the caller's transaction.
+ * Deposits' and refunds' rows and event rows, for the one `transition`
+ * (platform/state-machine.ts): checked against their machines,
+ * compare-and-set on the row, plus an append-only event row, in the
+ * caller's transaction.
  */
 import { and, eq } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { depositEvents, deposits, refundEvents, refunds } from '../../../db/schema.js';
-import { KassaError } from '../../platform/errors.js';
+import { recordCreated, transition, type EntityStore } from '../../platform/state-machine.js';
 import type { DepositStatus } from '../money/index.js';
-import { canMoveDeposit, canMoveRefund, type RefundStatus } from './deposit-states.rules.js';
+import { DEPOSIT_MACHINE, REFUND_MACHINE, type RefundStatus } from './deposit-states.rules.js';
 
-const illegal = (what: string, id: string, from: string | null, to: string) =>
-  new KassaError(409, 'ILLEGAL_TRANSITION', `${what} ${id} cannot move from ${from ?? '(new)'} to ${to}.`);
-const concurrent = (what: string, id: string) => new KassaError(409, 'CONCURRENT_UPDATE', `${what} ${id} changed concurrently.`);
+const depositStore: EntityStore<Queryable, DepositStatus, never> = {
+  machine: DEPOSIT_MACHINE,
+  update: async (tx, id, from, to, _set, at) =>
+    (
+      await tx
+        .update(deposits)
+        .set({ status: to, ...(to === 'CONFIRMED' ? { confirmedAt: at } : {}) })
+        .where(and(eq(deposits.id, id), eq(deposits.status, from)))
+        .returning({ id: deposits.id })
+    ).length,
+  record: async (tx, e) => {
+    await tx.insert(depositEvents).values({ depositId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, data: e.data, at: e.at });
+  },
+};
 
-export async function recordDepositCreated(tx: Queryable, id: string, status: DepositStatus, reason: string, at: Date, data: Record<string, unknown> = {}) {
-  if (!canMoveDeposit(null, status)) throw illegal('Deposit', id, null, status);
-  await tx.insert(depositEvents).values({ depositId: id, fromStatus: null, toStatus: status, reason, data, at });
-}
+type RefundSet = Partial<typeof refunds.$inferInsert>;
 
-export async function transitionDeposit(
+const refundStore: EntityStore<Queryable, RefundStatus, RefundSet> = {
+  machine: REFUND_MACHINE,
+  update: async (tx, id, from, to, set) =>
+    (
+      await tx
+        .update(refunds)
+        .set({ ...set, status: to })
+        .where(and(eq(refunds.id, id), eq(refunds.status, from)))
+        .returning({ id: refunds.id })
+    ).length,
+  // Refund events carry no data column.
+  record: async (tx, e) => {
+    await tx.insert(refundEvents).values({ refundId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, at: e.at });
+  },
+};
+
+export const recordDepositCreated = (tx: Queryable, id: string, status: DepositStatus, reason: string, at: Date, data: Record<string, unknown> = {}) =>
+  recordCreated(tx, depositStore, id, status, reason, at, data);
+
+export const transitionDeposit = (
   tx: Queryable,
   deposit: { id: string; status: string },
   to: DepositStatus,
   reason: string,
   at: Date,
   data: Record<string, unknown> = {},
-): Promise<void> {
-  const from = deposit.status as DepositStatus;
-  if (!canMoveDeposit(from, to)) throw illegal('Deposit', deposit.id, from, to);
-  const updated = await tx
-    .update(deposits)
-    .set({ status: to, ...(to === 'CONFIRMED' ? { confirmedAt: at } : {}) })
-    .where(and(eq(deposits.id, deposit.id), eq(deposits.status, from)))
-    .returning({ id: deposits.id });
-  if (updated.length === 0) throw concurrent('Deposit', deposit.id);
-  await tx.insert(depositEvents).values({ depositId: deposit.id, fromStatus: from, toStatus: to, reason, data, at });
-  deposit.status = to;
-}
+) => transition(tx, depositStore, deposit, to, reason, at, { data });
 
-export async function recordRefundCreated(tx: Queryable, id: string, status: RefundStatus, reason: string, at: Date) {
-  if (!canMoveRefund(null, status)) throw illegal('Refund', id, null, status);
-  await tx.insert(refundEvents).values({ refundId: id, fromStatus: null, toStatus: status, reason, at });
-}
+export const recordRefundCreated = (tx: Queryable, id: string, status: RefundStatus, reason: string, at: Date) =>
+  recordCreated(tx, refundStore as EntityStore<Queryable, RefundStatus, never>, id, status, reason, at);
 
-export async function transitionRefund(
-  tx: Queryable,
-  refund: { id: string; status: string },
-  to: RefundStatus,
-  reason: string,
-  at: Date,
-  set: Partial<typeof refunds.$inferInsert> = {},
-): Promise<void> {
-  const from = refund.status as RefundStatus;
-  if (!canMoveRefund(from, to)) throw illegal('Refund', refund.id, from, to);
-  const updated = await tx
-    .update(refunds)
-    .set({ ...set, status: to })
-    .where(and(eq(refunds.id, refund.id), eq(refunds.status, from)))
-    .returning({ id: refunds.id });
-  if (updated.length === 0) throw concurrent('Refund', refund.id);
-  await tx.insert(refundEvents).values({ refundId: refund.id, fromStatus: from, toStatus: to, reason, at });
-  refund.status = to;
-}
+export const transitionRefund = (tx: Queryable, refund: { id: string; status: string }, to: RefundStatus, reason: string, at: Date, set: RefundSet = {}) =>
+  transition(tx, refundStore, refund, to, reason, at, { set });

@@ -6,19 +6,24 @@ import { NETWORK_FEES, WITHDRAWAL_NETWORKS, type CryptoCurrency, type Network } 
 import { Dec } from '../money/index.js';
 import { validateAddress, validateDestinationTag } from '../networks/index.js';
 import { unprocessable } from '../../platform/errors.js';
+import { defineStateMachine } from '../../platform/state-machine.js';
 
 export const WITHDRAWAL_STATUSES = ['PENDING_APPROVAL', 'PROCESSING', 'COMPLETED', 'FAILED', 'BLOCKED', 'REJECTED'] as const;
 export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
 
-export const WITHDRAWAL_TRANSITIONS: Record<WithdrawalStatus | 'CREATED', readonly WithdrawalStatus[]> = {
-  CREATED: ['PENDING_APPROVAL', 'PROCESSING'],
-  PENDING_APPROVAL: ['PROCESSING', 'REJECTED', 'FAILED', 'BLOCKED', 'COMPLETED'],
-  PROCESSING: ['COMPLETED', 'FAILED', 'BLOCKED'],
-  COMPLETED: [],
-  FAILED: [],
-  BLOCKED: [],
-  REJECTED: [],
-};
+export const WITHDRAWAL_MACHINE = defineStateMachine({
+  name: 'Withdrawal',
+  states: WITHDRAWAL_STATUSES,
+  initial: ['PENDING_APPROVAL', 'PROCESSING'],
+  transitions: {
+    PENDING_APPROVAL: ['PROCESSING', 'REJECTED', 'FAILED', 'BLOCKED', 'COMPLETED'],
+    PROCESSING: ['COMPLETED', 'FAILED', 'BLOCKED'],
+    COMPLETED: [],
+    FAILED: [],
+    BLOCKED: [],
+    REJECTED: [],
+  },
+});
 
 /** Outcomes that return the debited amount to the merchant's balance. */
 export const REFUNDING_OUTCOMES: readonly WithdrawalStatus[] = ['FAILED', 'BLOCKED', 'REJECTED'];

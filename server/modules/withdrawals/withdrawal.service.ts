@@ -16,6 +16,7 @@ import type { Broadcast, BroadcastResult } from '../networks/index.js';
 import type { WithdrawalsDeps as Deps } from './ports.js';
 import { conflict, forbidden, KassaError, notFound, validationFailed } from '../../platform/errors.js';
 import { UUID_RE } from '../../platform/validate.js';
+import { recordCreated, transition as moveEntity, type EntityStore } from '../../platform/state-machine.js';
 import { afterCursor, pageOf, parseCursor } from '../../platform/cursor.js';
 import { isInsufficientBalance, postEntries } from '../ledger/index.js';
 import {
@@ -26,25 +27,28 @@ import type { PricedCurrency } from '../money/index.js';
 import { isStablecoin, valuationRate } from '../money/index.js';
 import type { CreateWithdrawalInput } from './create-withdrawal.schema.js';
 import {
-  APPROVAL_POLICIES, CALLBACK_STATUS, REFUNDING_OUTCOMES, WITHDRAWAL_MAX, WITHDRAWAL_TRANSITIONS, assertDestination, rule,
+  APPROVAL_POLICIES, CALLBACK_STATUS, REFUNDING_OUTCOMES, WITHDRAWAL_MACHINE, WITHDRAWAL_MAX, assertDestination, rule,
   withdrawalMin, type ApprovalPolicy, type WithdrawalStatus,
 } from './withdrawal.rules.js';
 import { toWithdrawalRecord, type WithdrawalRecord, type WithdrawalRow } from './withdrawal-record.rules.js';
 
-async function transition(tx: Queryable, w: { id: string; status: string }, to: WithdrawalStatus, reason: string, at: Date, data: Record<string, unknown> = {}) {
-  const from = w.status as WithdrawalStatus;
-  if (!WITHDRAWAL_TRANSITIONS[from].includes(to)) {
-    throw new KassaError(409, 'ILLEGAL_TRANSITION', `Withdrawal ${w.id} cannot move from ${from} to ${to}.`);
-  }
-  const updated = await tx
-    .update(withdrawals)
-    .set({ status: to })
-    .where(and(eq(withdrawals.id, w.id), eq(withdrawals.status, from)))
-    .returning({ id: withdrawals.id });
-  if (updated.length === 0) throw new KassaError(409, 'CONCURRENT_UPDATE', `Withdrawal ${w.id} changed concurrently.`);
-  await tx.insert(withdrawalEvents).values({ withdrawalId: w.id, fromStatus: from, toStatus: to, reason, data, at });
-  w.status = to;
-}
+const withdrawalStore: EntityStore<Queryable, WithdrawalStatus, never> = {
+  machine: WITHDRAWAL_MACHINE,
+  update: async (tx, id, from, to) =>
+    (
+      await tx
+        .update(withdrawals)
+        .set({ status: to })
+        .where(and(eq(withdrawals.id, id), eq(withdrawals.status, from)))
+        .returning({ id: withdrawals.id })
+    ).length,
+  record: async (tx, e) => {
+    await tx.insert(withdrawalEvents).values({ withdrawalId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, data: e.data, at: e.at });
+  },
+};
+
+const transition = (tx: Queryable, w: { id: string; status: string }, to: WithdrawalStatus, reason: string, at: Date, data: Record<string, unknown> = {}) =>
+  moveEntity(tx, withdrawalStore, w, to, reason, at, { data });
 
 
 export async function createWithdrawal(
@@ -161,7 +165,7 @@ export async function createWithdrawal(
       }
       throw error;
     }
-    await tx.insert(withdrawalEvents).values({ withdrawalId: row.id, fromStatus: null, toStatus: status, reason: 'requested', at: now });
+    await recordCreated(tx, withdrawalStore, row.id, status, 'requested', now);
     if (status === 'PROCESSING') await scheduleBroadcast(tx, deps, row.id, now);
     return toWithdrawalRecord(row, 0);
   });
@@ -322,7 +326,9 @@ export async function decideWithdrawal(deps: Deps, withdrawalId: string, operato
       await finalize(tx, deps, w, 'REJECTED', `rejected by ${operator.name}`, at);
     } else {
       const n = await approvalCount(tx, withdrawalId);
-      await tx.insert(withdrawalEvents).values({ withdrawalId, fromStatus: w.status, toStatus: w.status, reason: `approved by ${operator.name} (${n}/${w.approvalsRequired})`, at });
+      // An approval is an event without a move: the status stays until enough operators approved.
+      const status = w.status as WithdrawalStatus;
+      await withdrawalStore.record(tx, { id: withdrawalId, from: status, to: status, reason: `approved by ${operator.name} (${n}/${w.approvalsRequired})`, at, data: {} });
       if (n >= w.approvalsRequired) {
         await transition(tx, w, 'PROCESSING', 'approved', at);
         await scheduleBroadcast(tx, deps, w.id, at);
