@@ -1,5 +1,5 @@
 /** Opaque pagination cursors: the (createdAt, id) of the last item of the previous page. */
-import { and, eq, lt, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { validationFailed } from './errors.js';
 import { UUID_RE } from './validate.js';
@@ -37,4 +37,20 @@ export function pageOf<T extends Cursor>(rows: T[], limit: number): { page: T[];
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return { page, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+}
+
+/**
+ * One keyset page over (createdAt desc, id desc): the condition to add to a
+ * query's filters, its order and limit (one row more than the page, to know
+ * whether there is a next one), and the split of what came back. A bad
+ * cursor is a 400 before any query runs.
+ */
+export function keyset(columns: { createdAt: PgColumn; id: PgColumn }, query: { cursor?: string; limit: number }) {
+  const after = afterCursor(columns.createdAt, columns.id, parseCursor(query.cursor));
+  return {
+    where: (...filters: (SQL | undefined)[]) => and(...filters, after),
+    orderBy: [desc(columns.createdAt), desc(columns.id)] as const,
+    limit: query.limit + 1,
+    page: <T extends Cursor>(rows: T[]) => pageOf(rows, query.limit),
+  };
 }

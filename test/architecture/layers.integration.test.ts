@@ -27,7 +27,7 @@ async function cruise(cwd: string): Promise<{ exitCode: number; violations: Viol
 }
 
 describe('layer rules', () => {
-  it('fail on a tree that breaks them, naming each broken rule and import', async () => {
+  it('fail on a tree that breaks them, naming each broken rule and import', { timeout: 120_000 }, async () => {
     const { exitCode, violations } = await cruise(resolve(import.meta.dirname, 'fixture'));
     expect(exitCode).not.toBe(0);
     const found = violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
@@ -48,9 +48,11 @@ describe('layer rules', () => {
     expect(violations.filter((v) => v.from === 'server/adapters/chain/sandbox.ts' || v.from === 'server/modules/beta/ports.ts')).toEqual([]);
   });
 
-  it("pass on Kassa's own tree", async () => {
-    const { exitCode, violations } = await cruise(ROOT);
+  // The whole tree takes a while on a loaded 2-core machine: one JSON run (CI's own run gives the exit code).
+  it("pass on Kassa's own tree", { timeout: 180_000 }, async () => {
+    const { stdout } = await run(DEPCRUISE, ['--config', CONFIG, '--output-type', 'json', 'server', 'jobs', 'db'], { cwd: ROOT, maxBuffer: 64 << 20 });
+    const { violations, error } = (JSON.parse(stdout) as { summary: { violations: Violation[]; error: number } }).summary;
     expect(violations).toEqual([]);
-    expect(exitCode).toBe(0);
+    expect(error).toBe(0);
   });
 });

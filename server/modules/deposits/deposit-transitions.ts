@@ -4,23 +4,16 @@
  * compare-and-set on the row, plus an append-only event row, in the
  * caller's transaction.
  */
-import { and, eq } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { depositEvents, deposits, refundEvents, refunds } from '../../../db/schema.js';
+import { compareAndSetStatus } from '../../../db/status.js';
 import { recordCreated, transition, type EntityStore } from '../../platform/state-machine.js';
 import type { DepositStatus } from '../money/index.js';
 import { DEPOSIT_MACHINE, REFUND_MACHINE, type RefundStatus } from './deposit-states.rules.js';
 
 const depositStore: EntityStore<Queryable, DepositStatus, never> = {
   machine: DEPOSIT_MACHINE,
-  update: async (tx, id, from, to, _set, at) =>
-    (
-      await tx
-        .update(deposits)
-        .set({ status: to, ...(to === 'CONFIRMED' ? { confirmedAt: at } : {}) })
-        .where(and(eq(deposits.id, id), eq(deposits.status, from)))
-        .returning({ id: deposits.id })
-    ).length,
+  update: (tx, id, from, to, _set, at) => compareAndSetStatus(tx, deposits, id, from, to, to === 'CONFIRMED' ? { confirmedAt: at } : {}),
   record: async (tx, e) => {
     await tx.insert(depositEvents).values({ depositId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, data: e.data, at: e.at });
   },
@@ -30,14 +23,7 @@ type RefundSet = Partial<typeof refunds.$inferInsert>;
 
 const refundStore: EntityStore<Queryable, RefundStatus, RefundSet> = {
   machine: REFUND_MACHINE,
-  update: async (tx, id, from, to, set) =>
-    (
-      await tx
-        .update(refunds)
-        .set({ ...set, status: to })
-        .where(and(eq(refunds.id, id), eq(refunds.status, from)))
-        .returning({ id: refunds.id })
-    ).length,
+  update: (tx, id, from, to, set) => compareAndSetStatus(tx, refunds, id, from, to, set),
   // Refund events carry no data column.
   record: async (tx, e) => {
     await tx.insert(refundEvents).values({ refundId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, at: e.at });

@@ -4,9 +4,9 @@
  * the caller's transaction, and the `PaymentStatusChanged` event handed to
  * the subscribers in that same transaction (ports.ts).
  */
-import { and, eq } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { paymentEvents, payments } from '../../../db/schema.js';
+import { compareAndSetStatus } from '../../../db/status.js';
 import { transition, type EntityStore } from '../../platform/state-machine.js';
 import type { PaymentStatus } from '../money/index.js';
 import { PAYMENT_MACHINE } from './payment-states.rules.js';
@@ -14,14 +14,7 @@ import type { PaymentsDeps } from './ports.js';
 
 const paymentStore: EntityStore<Queryable, PaymentStatus, never> = {
   machine: PAYMENT_MACHINE,
-  update: async (tx, id, from, to) =>
-    (
-      await tx
-        .update(payments)
-        .set({ status: to })
-        .where(and(eq(payments.id, id), eq(payments.status, from)))
-        .returning({ id: payments.id })
-    ).length,
+  update: (tx, id, from, to) => compareAndSetStatus(tx, payments, id, from, to),
   record: async (tx, e) => {
     await tx.insert(paymentEvents).values({ paymentId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, data: e.data, at: e.at });
   },

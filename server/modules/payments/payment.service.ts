@@ -12,7 +12,7 @@ import { depositAddressIndex, deposits, payments, refunds } from '../../../db/sc
 import { getBusiness, type Business } from '../businesses/index.js';
 import type { PaymentsDeps as Deps } from './ports.js';
 import { conflict, forbidden, notFound, unprocessable, validationFailed } from '../../platform/errors.js';
-import { afterCursor, pageOf, parseCursor } from '../../platform/cursor.js';
+import { keyset } from '../../platform/cursor.js';
 import {
   CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_DECIMALS, isCrypto, type FiatCurrency, type Network, type PaymentStatus,
 } from '../money/index.js';
@@ -245,23 +245,22 @@ export async function listPayments(
   businessId: string | null,
   query: ListPaymentsQuery,
 ): Promise<{ items: PaymentRecord[]; nextCursor: string | null }> {
-  const after = parseCursor(query.cursor);
+  const page = keyset(payments, query);
   return readSnapshot(deps, async (tx) => {
     const rows = await tx
       .select()
       .from(payments)
       .where(
-        and(
+        page.where(
           businessId ? eq(payments.businessId, businessId) : undefined,
           query.clientPaymentId ? eq(payments.clientPaymentId, query.clientPaymentId) : undefined,
           query.status ? eq(payments.status, query.status) : undefined,
-          afterCursor(payments.createdAt, payments.id, after),
         ),
       )
-      .orderBy(desc(payments.createdAt), desc(payments.id))
-      .limit(query.limit + 1);
-    const { page, nextCursor } = pageOf(rows, query.limit);
-    return { items: await paymentRecords(tx, page, deps.config.publicUrl), nextCursor };
+      .orderBy(...page.orderBy)
+      .limit(page.limit);
+    const { page: items, nextCursor } = page.page(rows);
+    return { items: await paymentRecords(tx, items, deps.config.publicUrl), nextCursor };
   });
 }
 

@@ -7,17 +7,18 @@ import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { requestHash } from '../../platform/idempotency.js';
 import type { Queryable } from '../../../db/client.js';
 import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawalEvents, withdrawals } from '../../../db/schema.js';
+import { compareAndSetStatus } from '../../../db/status.js';
 import { enqueue } from '../../../jobs/enqueue.js';
 import { getBusiness, type Business } from '../businesses/index.js';
 import { enqueueCallback } from '../callbacks/index.js';
-import { withdrawalCallbackBody, type CallbackStatus } from '../callbacks/index.js';
+import { withdrawalCallbackBody, type CallbackStatus, type WithdrawalForCallback } from '../callbacks/index.js';
 import type { RiskAssessment } from '../compliance/index.js';
 import type { Broadcast, BroadcastResult } from '../networks/index.js';
 import type { WithdrawalsDeps as Deps } from './ports.js';
 import { conflict, forbidden, KassaError, notFound, validationFailed } from '../../platform/errors.js';
 import { UUID_RE } from '../../platform/validate.js';
 import { recordCreated, transition as moveEntity, type EntityStore } from '../../platform/state-machine.js';
-import { afterCursor, pageOf, parseCursor } from '../../platform/cursor.js';
+import { keyset } from '../../platform/cursor.js';
 import { isInsufficientBalance, postEntries } from '../ledger/index.js';
 import {
   CRYPTO_DECIMALS, FIAT_DECIMALS, NETWORK_FEES, TAG_NETWORKS, isFiat, type CryptoCurrency, type FiatCurrency, type Network,
@@ -34,14 +35,7 @@ import { toWithdrawalRecord, type WithdrawalRecord, type WithdrawalRow } from '.
 
 const withdrawalStore: EntityStore<Queryable, WithdrawalStatus, never> = {
   machine: WITHDRAWAL_MACHINE,
-  update: async (tx, id, from, to) =>
-    (
-      await tx
-        .update(withdrawals)
-        .set({ status: to })
-        .where(and(eq(withdrawals.id, id), eq(withdrawals.status, from)))
-        .returning({ id: withdrawals.id })
-    ).length,
+  update: (tx, id, from, to) => compareAndSetStatus(tx, withdrawals, id, from, to),
   record: async (tx, e) => {
     await tx.insert(withdrawalEvents).values({ withdrawalId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, data: e.data, at: e.at });
   },
@@ -245,23 +239,16 @@ async function finalize(
   }
 }
 
-function callbackInput(w: WithdrawalRow) {
-  const currency = w.withdrawCurrency as CryptoCurrency;
-  const assessment = w.riskAssessment as unknown as RiskAssessment;
+/** The callback's view of a withdrawal: the record's own fields (one formatting), the tag only where the network has tags. */
+function callbackInput(w: WithdrawalRow): WithdrawalForCallback {
+  const r = toWithdrawalRecord(w, 0) as Record<string, unknown>;
+  const pick = <K extends keyof WithdrawalForCallback>(...keys: K[]) => Object.fromEntries(keys.map((k) => [k, r[k]])) as Pick<WithdrawalForCallback, K>;
   return {
-    withdrawalId: w.id,
-    clientWithdrawalId: w.clientWithdrawalId,
-    businessId: w.businessId,
-    displayCurrency: w.displayCurrency,
-    withdrawCurrency: w.withdrawCurrency,
-    settlementCurrency: w.settlementCurrency,
-    expectedDisplayAmount: formatAmount(w.expectedDisplayAmount, w.displayCurrency as FiatCurrency),
-    estimatedWithdrawAmount: formatAmount(w.estimatedWithdrawAmount, currency),
-    address: w.address,
+    ...pick('withdrawalId', 'clientWithdrawalId', 'businessId', 'displayCurrency', 'withdrawCurrency', 'settlementCurrency'),
+    ...pick('expectedDisplayAmount', 'estimatedWithdrawAmount', 'address', 'transactionId'),
     destinationTag: TAG_NETWORKS.includes(w.network as Network) ? w.destinationTag : null,
-    txAddressOwner: assessment.addressOwner,
-    actuals: (w.actuals ?? undefined) as never,
-    transactionId: w.transactionId,
+    txAddressOwner: (w.riskAssessment as unknown as RiskAssessment).addressOwner,
+    actuals: (w.actuals ?? undefined) as WithdrawalForCallback['actuals'],
   };
 }
 
@@ -370,20 +357,13 @@ export async function listWithdrawals(
   businessId: string | null,
   query: { status?: string; clientWithdrawalId?: string; limit: number; cursor?: string },
 ): Promise<{ items: WithdrawalRecord[]; nextCursor: string | null }> {
-  const after = parseCursor(query.cursor);
-  const rows = await deps.database.db
-    .select()
-    .from(withdrawals)
-    .where(
-      and(
-        businessId ? eq(withdrawals.businessId, businessId) : undefined,
-        query.status ? eq(withdrawals.status, query.status) : undefined,
-        query.clientWithdrawalId ? eq(withdrawals.clientWithdrawalId, query.clientWithdrawalId) : undefined,
-        afterCursor(withdrawals.createdAt, withdrawals.id, after),
-      ),
-    )
-    .orderBy(desc(withdrawals.createdAt), desc(withdrawals.id))
-    .limit(query.limit + 1);
-  const { page, nextCursor } = pageOf(rows, query.limit);
-  return { items: await withApprovalCounts(deps.database.db, page), nextCursor };
+  const page = keyset(withdrawals, query);
+  const filters = [
+    businessId ? eq(withdrawals.businessId, businessId) : undefined,
+    query.status ? eq(withdrawals.status, query.status) : undefined,
+    query.clientWithdrawalId ? eq(withdrawals.clientWithdrawalId, query.clientWithdrawalId) : undefined,
+  ];
+  const rows = await deps.database.db.select().from(withdrawals).where(page.where(...filters)).orderBy(...page.orderBy).limit(page.limit);
+  const { page: items, nextCursor } = page.page(rows);
+  return { items: await withApprovalCounts(deps.database.db, items), nextCursor };
 }
