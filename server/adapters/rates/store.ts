@@ -10,6 +10,13 @@ import type { Quote } from './quote.js';
 
 export type Sql = postgres.Sql;
 
+/**
+ * A timestamptz as ISO text, read back with `new Date`: the same whatever type parsers the
+ * connection was given (drizzle's postgres-js driver, for one, turns timestamps into strings).
+ */
+const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const date = (text: string | null): Date | null => (text === null ? null : new Date(text));
+
 export const RATES_SCHEMA_URL = new URL('./schema.sql', import.meta.url);
 
 /** Create the tables if missing. */
@@ -23,11 +30,13 @@ export async function applyRatesSchema(sql: Sql): Promise<void> {
  */
 export async function saveQuotes(sql: Sql, quotes: readonly Quote[]): Promise<void> {
   if (quotes.length === 0) return;
+  // One JSON parameter for the whole batch; prices travel as strings, so numeric gets every digit.
+  const rows = quotes.map((q) => ({ source: q.source, base: q.base, quote: q.quote, price: q.price, fetched_at: q.at.toISOString() }));
   await sql`
     insert into rate_quotes (source, base, quote, price, fetched_at)
-    select * from unnest(
-      ${quotes.map((q) => q.source)}::text[], ${quotes.map((q) => q.base)}::text[], ${quotes.map((q) => q.quote)}::text[],
-      ${quotes.map((q) => q.price)}::numeric[], ${quotes.map((q) => q.at.toISOString())}::timestamptz[])
+    select source, base, quote, price, fetched_at
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      as x(source text, base text, quote text, price numeric, fetched_at timestamptz)
     on conflict (source, base, quote) do update
       set price = excluded.price, fetched_at = excluded.fetched_at
       where rate_quotes.fetched_at < excluded.fetched_at`;
@@ -35,9 +44,10 @@ export async function saveQuotes(sql: Sql, quotes: readonly Quote[]): Promise<vo
 
 /** Every stored quote fetched after `since` (the quorum rules judge freshness themselves). */
 export async function loadQuotes(sql: Sql, since: Date): Promise<Quote[]> {
-  const rows = await sql<{ source: string; base: string; quote: string; price: string; fetched_at: Date }[]>`
-    select source, base, quote, price::text as price, fetched_at from rate_quotes where fetched_at > ${since.toISOString()}::timestamptz`;
-  return rows.map((r) => ({ source: r.source, base: r.base as Crypto, quote: r.quote as Fiat, price: r.price, at: r.fetched_at }));
+  const rows = await sql<{ source: string; base: string; quote: string; price: string; fetched_at: string }[]>`
+    select source, base, quote, price::text as price, ${sql.unsafe(iso('fetched_at'))} as fetched_at
+    from rate_quotes where fetched_at > ${since.toISOString()}::timestamptz`;
+  return rows.map((r) => ({ source: r.source, base: r.base as Crypto, quote: r.quote as Fiat, price: r.price, at: new Date(r.fetched_at) }));
 }
 
 /**
@@ -88,26 +98,27 @@ export async function loadSourceRows(sql: Sql): Promise<SourceRow[]> {
   const rows = await sql<
     {
       source: string;
-      last_success_at: Date | null;
-      last_failure_at: Date | null;
+      last_success_at: string | null;
+      last_failure_at: string | null;
       last_error: string | null;
       consecutive_failures: number | null;
       quote_count: number | null;
-      newest: Date | null;
+      newest: string | null;
     }[]
   >`
-    select coalesce(s.source, q.source) as source, s.last_success_at, s.last_failure_at, s.last_error,
-           s.consecutive_failures, s.quote_count, q.newest
+    select coalesce(s.source, q.source) as source, ${sql.unsafe(iso('s.last_success_at'))} as last_success_at,
+           ${sql.unsafe(iso('s.last_failure_at'))} as last_failure_at, s.last_error,
+           s.consecutive_failures, s.quote_count, ${sql.unsafe(iso('q.newest'))} as newest
     from rate_sources s
     full join (select source, max(fetched_at) as newest from rate_quotes group by source) q on q.source = s.source
     order by 1`;
   return rows.map((r) => ({
     source: r.source,
-    lastSuccessAt: r.last_success_at,
-    lastFailureAt: r.last_failure_at,
+    lastSuccessAt: date(r.last_success_at),
+    lastFailureAt: date(r.last_failure_at),
     lastError: r.last_error,
     consecutiveFailures: r.consecutive_failures ?? 0,
     quoteCount: r.quote_count ?? 0,
-    newestQuoteAt: r.newest,
+    newestQuoteAt: date(r.newest),
   }));
 }
