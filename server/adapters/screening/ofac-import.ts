@@ -52,7 +52,7 @@ export class SdnFormatError extends Error {
 const local = (name: string) => name.slice(name.indexOf(':') + 1);
 
 /** Stream-parse an SDN advanced XML; `chunks` are its bytes or text in order. */
-export async function parseSdnAdvanced(chunks: AsyncIterable<Uint8Array | string>): Promise<SdnParseResult> {
+export async function parseSdnAdvanced(chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>): Promise<SdnParseResult> {
   const parser = new SaxesParser({ xmlns: false });
   const featureTypes = new Map<string, string>();
   const addresses: SdnAddress[] = [];
