@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoinbaseSource } from '../../../server/adapters/rates/coinbase.js';
 import { KrakenSource } from '../../../server/adapters/rates/kraken.js';
 import { LiveRates } from '../../../server/adapters/rates/live-rates.js';
+import { createLiveRatesEngine, ratesConfigFromEnv } from '../../../server/adapters/rates/config.js';
 import { RatesUnavailable } from '../../../server/adapters/rates/quorum.rules.js';
 import { RatesRefresher, type RefresherEvent } from '../../../server/adapters/rates/refresher.js';
 import { applyRatesSchema, loadQuotes, saveQuotes } from '../../../server/adapters/rates/store.js';
@@ -123,6 +124,32 @@ describe('two sources, one store, one rate', () => {
   });
 });
 
+describe('built from the §11 variables', () => {
+  it('KASSA_RATE_SOURCES and KASSA_RATES_<SOURCE>_URL reach the doubles; Retry-After is the refresh interval', async () => {
+    await reset();
+    coinbase.answer((req) =>
+      req.url === '/v2/exchange-rates?currency=EUR' ? { body: coinbaseRates('EUR', { BTC: '0.00002' }) } : { body: coinbaseRates('X', {}) },
+    );
+    kraken.answer(() => ({ body: krakenTickerAnswer({ XXBTZEUR: '50400.00000', XETHZUSD: '3000.0' }) }));
+    const config = ratesConfigFromEnv({
+      KASSA_RATE_SOURCES: 'coinbase,kraken',
+      KASSA_RATES_COINBASE_URL: coinbase.url,
+      KASSA_RATES_KRAKEN_URL: kraken.url,
+      KASSA_RATES_REFRESH_S: '15',
+    });
+    const { rates, refresher } = createLiveRatesEngine(db.sql, config);
+    const events = await refresher.refreshAll();
+    // Coinbase: one request per fiat (40), only EUR answered with a BTC rate; Kraken: one request.
+    expect(coinbase.requests).toHaveLength(40);
+    expect(kraken.requests).toHaveLength(1);
+    expect(events.map((e) => e.type)).toEqual(['refreshed', 'refreshed']);
+    expect((await rates.rate('BTC', 'EUR')).toString()).toBe('50200');
+    const error = (await rates.rate('ETH', 'USD').catch((e: unknown) => e)) as RatesUnavailable;
+    expect(error).toBeInstanceOf(RatesUnavailable);
+    expect(error.retryAfterS).toBe(15);
+  });
+});
+
 describe('the background loop', () => {
   const start = (refresher: RatesRefresher) => {
     started.push(refresher);
@@ -212,14 +239,14 @@ describe('the background loop', () => {
         new RatesRefresher({
           sql: db.sql,
           sources: [new CoinbaseSource({ baseUrl: coinbase.url, fiats: ['EUR'] })],
-          refreshS: 1,
+          refreshS: 2,
         }),
       );
     const a = make();
     const b = make();
-    await sleep(1600);
+    await sleep(3000);
     await Promise.all([a.stop(), b.stop()]);
-    // Rounds at ~0 s and ~1 s (±10 %), each claimed once: 2 requests, not 4.
+    // Rounds at ~0 s and ~2 s (±10 %; the next no sooner than 3.6 s), each claimed once: 2 requests, not 4.
     expect(coinbase.requests.length).toBe(2);
   });
 });
