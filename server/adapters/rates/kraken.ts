@@ -8,7 +8,8 @@
  * (`XXBTZEUR`, `XETHZUSD`, `XLTCZEUR`, `XXRPZUSD`, `XXLMZEUR`), newer ones by the altname
  * (`SOLEUR`, `LINKUSD`, `USDCEUR`), and a few mix them (`USDTZUSD`). So each requested pair is
  * recognised under every one of those spellings. A pair Kraken does not list fails the whole
- * request (`EQuery:Unknown asset pair`), hence a fixed default list of listed pairs.
+ * request (`EQuery:Unknown asset pair`): the default list holds listed pairs only, and should
+ * one be delisted, the source finds it by asking pair by pair and leaves it out.
  */
 import { parsePrice, type Crypto, type Fiat } from './currencies.js';
 import { getJson, isObject } from './http.js';
@@ -16,10 +17,11 @@ import {
   DEFAULT_TIMEOUT_MS,
   MalformedResponseError,
   ProviderError,
+  RateLimitedError,
+  RateSourceError,
   type FetchResult,
   type Quote,
   type RateSource,
-  type RateSourceError,
   type SourceOptions,
 } from './quote.js';
 
@@ -68,9 +70,39 @@ export class KrakenSource implements RateSource {
     this.pairs = options.pairs ?? KRAKEN_DEFAULT_PAIRS;
   }
 
+  /** Pairs Kraken answered "Unknown asset pair" for, left out of later rounds. */
+  private readonly unlisted = new Set<string>();
+
   async fetchQuotes(signal?: AbortSignal): Promise<FetchResult> {
+    const pairs = this.pairs.filter((p) => !this.unlisted.has(krakenAltname(p)));
+    if (pairs.length === 0) throw new MalformedResponseError(this.name, 'every configured pair is unknown to Kraken');
+    try {
+      return await this.fetchPairs(pairs, signal);
+    } catch (error) {
+      // One delisted pair fails the whole request: find it by asking each pair alone, once, and
+      // leave it out from then on (reported), instead of losing the source for good.
+      if (!(isUnknownPair(error) && pairs.length > 1)) throw error;
+      const quotes: Quote[] = [];
+      const errors: RateSourceError[] = [];
+      for (const pair of pairs) {
+        try {
+          const got = await this.fetchPairs([pair], signal);
+          quotes.push(...got.quotes);
+          errors.push(...got.errors);
+        } catch (e) {
+          if (e instanceof RateLimitedError || !(e instanceof RateSourceError)) throw e;
+          if (isUnknownPair(e)) this.unlisted.add(krakenAltname(pair));
+          errors.push(e);
+        }
+      }
+      if (quotes.length === 0) throw errors[0] ?? error;
+      return { quotes, errors };
+    }
+  }
+
+  private async fetchPairs(pairs: readonly KrakenPair[], signal?: AbortSignal): Promise<FetchResult> {
     // Commas stay literal: Kraken documents `pair=XBTUSD,ETHEUR`.
-    const url = `${this.baseUrl}/0/public/Ticker?pair=${this.pairs.map(krakenAltname).join(',')}`;
+    const url = `${this.baseUrl}/0/public/Ticker?pair=${pairs.map(krakenAltname).join(',')}`;
     const body = await getJson(url, { source: this.name, timeoutMs: this.timeoutMs, signal });
     const at = this.now();
     if (!isObject(body) || !Array.isArray(body.error)) throw new MalformedResponseError(this.name, 'no error array');
@@ -81,7 +113,7 @@ export class KrakenSource implements RateSource {
     const result = body.result;
     const quotes: Quote[] = [];
     const errors: RateSourceError[] = [];
-    for (const pair of this.pairs) {
+    for (const pair of pairs) {
       const key = krakenResultKeys(pair).find((k) => k in result);
       if (key === undefined) continue; // not in the answer: no quote
       const ticker = result[key];
@@ -97,3 +129,6 @@ export class KrakenSource implements RateSource {
     return { quotes, errors };
   }
 }
+
+const isUnknownPair = (error: unknown): boolean =>
+  error instanceof ProviderError && error.errors.some((e) => e.startsWith('EQuery:Unknown asset pair'));

@@ -148,6 +148,26 @@ describe('Kraken GET /0/public/Ticker?pair=<PAIRS>', () => {
     expect(byPair((await source().fetchQuotes()).quotes)).toEqual({ 'BTC/EUR': '57000' });
   });
 
+  it('a delisted pair is found by asking pair by pair, reported, and left out of later rounds', async () => {
+    reset();
+    // Kraken refuses any request naming XRPEUR, as it does for a pair it does not list.
+    double.answer((req) =>
+      req.url.includes('XRPEUR')
+        ? { body: { error: ['EQuery:Unknown asset pair'] } }
+        : { body: krakenTickerAnswer({ XXBTZEUR: '57000.0', XETHZUSD: '3100.0', SOLEUR: '140.0', USDTZUSD: '1.0001' }) },
+    );
+    const kraken = source();
+    const first = await kraken.fetchQuotes();
+    expect(Object.keys(byPair(first.quotes)).sort()).toEqual(['BTC/EUR', 'ETH/USD', 'SOL/EUR', 'USDT/USD']);
+    expect(first.errors.map((e) => e.message)).toEqual(['kraken: provider error: EQuery:Unknown asset pair']);
+    // one combined request, then one per pair
+    expect(double.requests.map((r) => r.url.split('pair=')[1])).toEqual(['XBTEUR,ETHUSD,SOLEUR,USDTUSD,XRPEUR', 'XBTEUR', 'ETHUSD', 'SOLEUR', 'USDTUSD', 'XRPEUR']);
+    reset();
+    const second = await kraken.fetchQuotes();
+    expect(second.errors).toEqual([]);
+    expect(double.requests.map((r) => r.url.split('pair=')[1])).toEqual(['XBTEUR,ETHUSD,SOLEUR,USDTUSD']);
+  });
+
   it('429 with an HTTP-date Retry-After → RateLimitedError with the seconds until then', async () => {
     const inFiveMinutes = new Date(Date.now() + 300_000).toUTCString();
     double.answer(() => ({ status: 429, headers: { 'retry-after': inFiveMinutes }, body: { error: ['EGeneral:Too many requests'] } }));
