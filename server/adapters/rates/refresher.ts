@@ -49,6 +49,8 @@ export class RatesRefresher {
   private readonly failures = new Map<string, number>();
   private abort = new AbortController();
   private running = false;
+  /** Bumped by every start(): a round of an earlier run never schedules into a later one. */
+  private generation = 0;
 
   constructor(options: RefresherOptions) {
     this.sql = options.sql;
@@ -65,6 +67,7 @@ export class RatesRefresher {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.generation++;
     this.abort = new AbortController();
     for (const source of this.sources) this.schedule(source, 0);
   }
@@ -90,11 +93,12 @@ export class RatesRefresher {
 
   private schedule(source: RateSource, delayMs: number): void {
     if (!this.running) return;
+    const generation = this.generation;
     const timer = setTimeout(() => {
       this.timers.delete(source.name);
       const run = this.round(source, true).then((event) => {
         this.inFlight.delete(source.name);
-        this.schedule(source, this.delayAfter(event));
+        if (generation === this.generation) this.schedule(source, this.delayAfter(event));
       });
       this.inFlight.set(source.name, run);
     }, delayMs);
