@@ -49,8 +49,8 @@ describe('two sources, one store, one rate', () => {
     clock = new Date(clock.getTime() + s * 1000);
   };
   const sources = () => [
-    new CoinbaseSource({ baseUrl: coinbase.url, fiats: ['EUR'], now, timeoutMs: 1000 }),
-    new KrakenSource({ baseUrl: kraken.url, pairs: [{ base: 'BTC', quote: 'EUR' }], now, timeoutMs: 1000 }),
+    new CoinbaseSource({ baseUrl: coinbase.url, fiats: ['EUR'], now, timeoutMs: 5000 }),
+    new KrakenSource({ baseUrl: kraken.url, pairs: [{ base: 'BTC', quote: 'EUR' }], now, timeoutMs: 5000 }),
   ];
   const live = () => new LiveRates({ sql: db.sql, sources: ['coinbase', 'kraken'], now, cacheMs: 0 });
 

@@ -33,7 +33,8 @@ afterAll(async () => {
 const reset = () => double.requests.splice(0);
 
 describe('Coinbase GET /v2/exchange-rates?currency=<FIAT>', () => {
-  const source = () => new CoinbaseSource({ baseUrl: `${double.url}/`, fiats: ['EUR', 'USD'], now, timeoutMs: 300 });
+  // A generous timeout: a loaded machine must not turn a normal answer into a timeout.
+  const source = () => new CoinbaseSource({ baseUrl: `${double.url}/`, fiats: ['EUR', 'USD'], now, timeoutMs: 5000 });
 
   it('asks once per fiat and inverts crypto-per-fiat into fiat-per-crypto, exactly', async () => {
     reset();
@@ -121,7 +122,8 @@ describe('Kraken GET /0/public/Ticker?pair=<PAIRS>', () => {
     { base: 'USDT', quote: 'USD' },
     { base: 'XRP', quote: 'EUR' },
   ] as const;
-  const source = () => new KrakenSource({ baseUrl: double.url, pairs, now, timeoutMs: 300 });
+  // A generous timeout: a loaded machine must not turn a normal answer into a timeout.
+  const source = () => new KrakenSource({ baseUrl: double.url, pairs, now, timeoutMs: 5000 });
 
   it('asks the altnames and reads c[0] under legacy (XXBTZEUR), plain (SOLEUR) and mixed (USDTZUSD) keys', async () => {
     reset();
@@ -205,7 +207,8 @@ describe('Kraken GET /0/public/Ticker?pair=<PAIRS>', () => {
 });
 
 describe('CoinGecko GET /api/v3/simple/price?ids=<ids>&vs_currencies=<fiats>', () => {
-  const source = () => new CoinGeckoSource({ baseUrl: double.url, fiats: ['EUR', 'USD', 'QAR'], now, timeoutMs: 300 });
+  // A generous timeout: a loaded machine must not turn a normal answer into a timeout.
+  const source = () => new CoinGeckoSource({ baseUrl: double.url, fiats: ['EUR', 'USD', 'QAR'], now, timeoutMs: 5000 });
 
   it('asks the twelve ids and the fiats, and keeps every digit of the JSON numbers', async () => {
     reset();

@@ -26,7 +26,7 @@ afterAll(async () => {
   await double.close();
 });
 
-const client = (timeoutMs = 500) => new ChainalysisScreening({ apiKey: 'test-key-123', baseUrl: `${double.url}/`, timeoutMs });
+const client = (timeoutMs = 5000) => new ChainalysisScreening({ apiKey: 'test-key-123', baseUrl: `${double.url}/`, timeoutMs });
 const unavailable = async (p: Promise<unknown>) => {
   const e = await p.catch((x: unknown) => x);
   expect(e).toBeInstanceOf(ScreeningUnavailable);
