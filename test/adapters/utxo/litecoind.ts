@@ -1,0 +1,122 @@
+/**
+ * A real Litecoin Core regtest node for tests (Debian package `litecoind`, 0.21): temporary data
+ * directory, free ports, `-txindex`, a node wallet "funder" that belongs to the test (never Kassa's
+ * keys) to mine and to pay Kassa's addresses.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RpcClient } from '../../../server/adapters/chain/utxo/rpc.js';
+
+export const LITECOIND = process.env.KASSA_LITECOIND ?? '/usr/bin/litecoind';
+
+/** Whether the node binary is here; when it is not, say how to get it, or fail when CI requires it. */
+export function litecoindAvailable(): boolean {
+  if (existsSync(LITECOIND)) return true;
+  if (process.env.KASSA_REQUIRE_LITECOIND === '1') return true; // the start then fails loudly
+  console.log(`litecoind not found at ${LITECOIND}: skipping the Litecoin regtest tests (install the Debian package \`litecoind\`; KASSA_REQUIRE_LITECOIND=1 makes this a failure)`);
+  return false;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export type Litecoind = {
+  /** RPC URL with credentials, as an operator would configure `KASSA_LTC_RPC_URL`. */
+  url: string;
+  rpc: RpcClient;
+  /** The test's own wallet. */
+  funder: RpcClient;
+  funderAddress: string;
+  mine(blocks: number): Promise<string[]>;
+  /** sendtoaddress from the funder wallet; returns the txid. */
+  pay(address: string, amount: string): Promise<string>;
+  stop(): Promise<void>;
+};
+
+export async function startLitecoind(): Promise<Litecoind> {
+  const datadir = mkdtempSync(join(tmpdir(), 'kassa-ltc-'));
+  const rpcPort = await freePort();
+  const user = 'kassa';
+  const password = 'p@ss:word';
+  const child: ChildProcess = spawn(
+    LITECOIND,
+    [
+      '-regtest',
+      '-txindex',
+      '-server',
+      `-datadir=${datadir}`,
+      `-rpcuser=${user}`,
+      `-rpcpassword=${password}`,
+      `-rpcport=${rpcPort}`,
+      '-rpcbind=127.0.0.1',
+      '-rpcallowip=127.0.0.1',
+      '-listen=0',
+      '-fallbackfee=0.0001',
+      '-printtoconsole=0',
+      '-disablewallet=0',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+
+  const url = `http://${user}:${encodeURIComponent(password)}@127.0.0.1:${rpcPort}/`;
+  const rpc = new RpcClient(url, { timeoutMs: 10_000 });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited) throw new Error(`litecoind exited at start: ${stderr}`);
+    try {
+      await rpc.call('getblockchaininfo');
+      break;
+    } catch (error) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`litecoind did not answer RPC in 30 s: ${(error as Error).message} ${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  await rpc.call('createwallet', ['funder']);
+  const funder = rpc.withPath('/wallet/funder');
+  const funderAddress = await funder.call<string>('getnewaddress', ['', 'bech32']);
+
+  const stop = async () => {
+    if (!exited) {
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      try {
+        await rpc.call('stop');
+      } catch {
+        child.kill('SIGTERM');
+      }
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await gone;
+      clearTimeout(timer);
+    }
+    rmSync(datadir, { recursive: true, force: true });
+  };
+
+  return {
+    url,
+    rpc,
+    funder,
+    funderAddress,
+    mine: (blocks) => rpc.call<string[]>('generatetoaddress', [blocks, funderAddress]),
+    pay: (address, amount) => funder.call<string>('sendtoaddress', [address, amount]),
+    stop,
+  };
+}
