@@ -30,10 +30,10 @@ export async function insertAddresses(sql: SqlLike, network: string, rows: Watch
   await sql`insert into utxo_addresses ${sql(rows.map((r) => ({ network, ...r })), 'network', 'branch', 'idx', 'address', 'script')} on conflict do nothing`;
 }
 
-/** Per branch: how many addresses are derived (they are contiguous from 0) and the highest used index. */
+/** Per branch: how many addresses are derived (indices 0..derived-1, always contiguous) and the highest used index. */
 export async function addressStats(sql: SqlLike, network: string): Promise<Map<Branch, { derived: number; highestUsed: number }>> {
   const rows = await sql<{ branch: Branch; derived: number; highest_used: number }[]>`
-    select branch, count(*)::int as derived, coalesce(max(idx) filter (where used), -1)::int as highest_used
+    select branch, (max(idx) + 1)::int as derived, coalesce(max(idx) filter (where used), -1)::int as highest_used
     from utxo_addresses where network = ${network} group by branch`;
   const stats = new Map<Branch, { derived: number; highestUsed: number }>([
     [0, { derived: 0, highestUsed: -1 }],
@@ -88,7 +88,7 @@ export type NewOutput = {
   fee: bigint | null;
 };
 
-/** Known outpoints among `outpoints` (so the scanner only enriches new ones). */
+/** Outpoints already recorded among these transactions' (so the scanner reads sender and fee only for new ones). */
 export async function knownOutputs(sql: SqlLike, network: string, txids: string[]): Promise<Set<string>> {
   if (txids.length === 0) return new Set();
   const rows = await sql<{ txid: string; vout: number }[]>`
@@ -172,4 +172,54 @@ export async function setState(sql: SqlLike, network: string, txid: string, vout
 export async function markReported(sql: SqlLike, network: string, txid: string, vout: number, state: ChainState, confirmations: number): Promise<void> {
   await sql`update utxo_outputs set reported_state = ${state}, reported_confirmations = ${confirmations}
             where network = ${network} and txid = ${txid} and vout = ${vout}`;
+}
+
+export type PayoutRow = {
+  id: string;
+  toAddress: string;
+  amount: bigint;
+  txid: string;
+  rawTx: string;
+  fee: bigint;
+  changeIndex: number | null;
+  broadcastAt: Date | null;
+};
+
+export async function findPayout(sql: SqlLike, network: string, id: string): Promise<PayoutRow | null> {
+  const [row] = await sql<(Omit<PayoutRow, 'amount' | 'fee'> & { amount: string; fee: string })[]>`
+    select id, to_address as "toAddress", amount, txid, raw_tx as "rawTx", fee, change_index as "changeIndex", broadcast_at as "broadcastAt"
+    from utxo_payouts where network = ${network} and id = ${id}`;
+  return row ? { ...row, amount: BigInt(row.amount), fee: BigInt(row.fee) } : null;
+}
+
+/** The next change index: /1/0 is the treasury, each payout's change gets a fresh /1/i (i ≥ 1). */
+export async function nextChangeIndex(sql: SqlLike, network: string): Promise<number> {
+  const [row] = await sql<{ next: number }[]>`
+    select (coalesce(max(change_index), 0) + 1)::int as next from utxo_payouts where network = ${network}`;
+  return row!.next;
+}
+
+/** Tracked outputs not spent and not dropped, with what the spendability rule needs. */
+export async function unspentOutputs(sql: SqlLike, network: string): Promise<OutputRow[]> {
+  const rows = await sql<RawOutputRow[]>`
+    select ${OUTPUT_COLUMNS(sql)} from utxo_outputs
+    where network = ${network} and spent_by is null and state <> 'DROPPED' order by txid, vout`;
+  return rows.map(toOutputRow);
+}
+
+export async function insertPayout(
+  sql: SqlLike,
+  network: string,
+  p: { id: string; toAddress: string; amount: bigint; txid: string; rawTx: string; fee: bigint; feeRate: string; changeIndex: number | null; inputs: { txid: string; vout: number }[] },
+): Promise<void> {
+  await sql`
+    insert into utxo_payouts (network, id, to_address, amount, txid, raw_tx, fee, fee_rate, change_index, inputs)
+    values (${network}, ${p.id}, ${p.toAddress}, ${p.amount.toString()}, ${p.txid}, ${p.rawTx}, ${p.fee.toString()}, ${p.feeRate},
+            ${p.changeIndex}, ${JSON.stringify(p.inputs)}::jsonb)`;
+  await markSpent(sql, network, p.inputs.map((i) => ({ ...i, spender: p.txid })));
+}
+
+export async function recordBroadcast(sql: SqlLike, network: string, id: string, error: string | null): Promise<void> {
+  if (error === null) await sql`update utxo_payouts set broadcast_at = coalesce(broadcast_at, now()), last_error = null where network = ${network} and id = ${id}`;
+  else await sql`update utxo_payouts set last_error = ${error} where network = ${network} and id = ${id}`;
 }
