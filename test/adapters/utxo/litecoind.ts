@@ -40,6 +40,11 @@ export type Litecoind = {
   funder: RpcClient;
   funderAddress: string;
   mine(blocks: number): Promise<string[]>;
+  /**
+   * Mine to a fresh funder address: after `invalidateblock`, a block mined with the same content
+   * in the same second would be the invalidated block again (and refused).
+   */
+  mineFork(blocks: number): Promise<string[]>;
   /** sendtoaddress from the funder wallet; returns the txid. */
   pay(address: string, amount: string): Promise<string>;
   stop(): Promise<void>;
@@ -116,6 +121,7 @@ export async function startLitecoind(): Promise<Litecoind> {
     funder,
     funderAddress,
     mine: (blocks) => rpc.call<string[]>('generatetoaddress', [blocks, funderAddress]),
+    mineFork: async (blocks) => rpc.call<string[]>('generatetoaddress', [blocks, await funder.call<string>('getnewaddress', ['', 'bech32'])]),
     pay: (address, amount) => funder.call<string>('sendtoaddress', [address, amount]),
     stop,
   };

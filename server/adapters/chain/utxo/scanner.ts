@@ -44,6 +44,12 @@ export type ScannerOptions = {
   startHeight?: number;
   /** Unused addresses kept derived and watched after the highest used one, per branch. Default 20. */
   gap?: number;
+  /**
+   * The highest deposit index Kassa has handed out (e.g. from its payments table), so that
+   * every assigned address is watched even when another process assigned it. Optional:
+   * `watchDeposit` does the same per address.
+   */
+  highestAssignedIndex?: () => Promise<number>;
 };
 
 export type ScanSummary = { tip: number; blocks: number; reorgs: number; reports: number };
@@ -63,6 +69,7 @@ export class UtxoScanner {
 
   /** Derive and watch enough addresses that `gap` unused ones follow the highest used one on each branch. */
   async ensureAddresses(minimum: { branch: Branch; index: number }[] = []): Promise<void> {
+    if (this.o.highestAssignedIndex) minimum = [...minimum, { branch: DEPOSIT, index: await this.o.highestAssignedIndex() }];
     const stats = await store.addressStats(this.o.sql, this.network);
     const rows: store.WatchedAddress[] = [];
     for (const branch of [DEPOSIT, CHANGE] as const) {
@@ -75,6 +82,12 @@ export class UtxoScanner {
       }
     }
     await store.insertAddresses(this.o.sql, this.network, rows);
+  }
+
+  /** Watch deposit address `index` (and the gap after it) from now on; returns the address. */
+  async watchDeposit(index: number): Promise<string> {
+    await this.ensureAddresses([{ branch: DEPOSIT, index }]);
+    return this.o.keys.depositAddress(index).address;
   }
 
   /**

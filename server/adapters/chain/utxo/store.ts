@@ -223,3 +223,10 @@ export async function recordBroadcast(sql: SqlLike, network: string, id: string,
   if (error === null) await sql`update utxo_payouts set broadcast_at = coalesce(broadcast_at, now()), last_error = null where network = ${network} and id = ${id}`;
   else await sql`update utxo_payouts set last_error = ${error} where network = ${network} and id = ${id}`;
 }
+
+/** Credited deposits whose block later left the best chain: for operator review (never edited back). */
+export async function creditedThenReorged(sql: SqlLike, network: string): Promise<{ txid: string; vout: number; amount: bigint }[]> {
+  const rows = await sql<{ txid: string; vout: number; amount: string }[]>`
+    select txid, vout, amount from utxo_outputs where network = ${network} and reorged_after_credit order by txid, vout`;
+  return rows.map((r) => ({ ...r, amount: BigInt(r.amount) }));
+}
