@@ -109,6 +109,8 @@ describe('wallet rules', () => {
     expect(isSpendable({ branch: 1, state: 'SEEN', blockHeight: null, spentBy: null })).toBe(false);
     expect(isSpendable({ branch: 1, state: 'SEEN', blockHeight: 7, spentBy: null })).toBe(true);
     expect(isSpendable({ branch: 1, state: 'DROPPED', blockHeight: null, spentBy: null })).toBe(false);
+    // a credit whose block left the best chain waits until it is mined again
+    expect(isSpendable({ branch: 0, state: 'CONFIRMED', blockHeight: null, spentBy: null })).toBe(false);
   });
 });
 

@@ -4,6 +4,10 @@ import { hex } from '@scure/base';
 import { SigHash, Transaction } from '@scure/btc-signer';
 import { decodeTransaction, hexToBin, type TransactionBCH } from '@bitauth/libauth';
 import { bchSighash, signBchTransaction } from '../../../server/adapters/chain/utxo/bch.js';
+import { secp256k1 } from '@bitauth/libauth';
+import { UtxoSigner } from '../../../server/adapters/chain/utxo/signer.js';
+import { AccountKeys } from '../../../server/adapters/chain/utxo/keys.js';
+import { accountXpub, MNEMONIC } from './fixtures.js';
 import { scriptForAddress } from '../../../server/adapters/chain/utxo/keys.js';
 import { resolveParams } from '../../../server/adapters/chain/utxo/params.js';
 
@@ -52,5 +56,35 @@ describe('BCH SIGHASH_FORKID vector (mainnet transaction 96ee2000…, published 
     const tx = decodeTransaction(hexToBin(encoded)) as TransactionBCH;
     const digest = bchSighash(tx, [{ lockingBytecode: from, valueSatoshis: 5151n }], 0, from);
     expect(hex.encode(digest)).toBe('1136d4975aee4ff6ccf0b8a9c640532f563b48d9856fdc9682c37a071702937c');
+  });
+});
+
+describe('the signer on BCH', () => {
+  it('signs each input with the key of its own derivation path, SIGHASH_ALL|FORKID, final sequence', () => {
+    const xpub = accountXpub("m/44'/145'/0'");
+    const signer = new UtxoSigner(MNEMONIC, { BCH: xpub });
+    const keys = new AccountKeys(xpub, resolveParams('BCH', 'main'));
+    const deposit = keys.derive(0, 3);
+    const change = keys.derive(1, 1);
+    const inputs = [
+      { txid: '11'.repeat(32), vout: 0, amount: 40_000n, script: deposit.script, branch: 0 as const, idx: 3 },
+      { txid: '22'.repeat(32), vout: 5, amount: 70_000n, script: change.script, branch: 1 as const, idx: 1 },
+    ];
+    const outputs = [{ script: hex.decode(keys.derive(1, 2).script), amount: 100_000n }];
+    const signed = signer.sign({ network: 'BCH', inputs, outputs });
+    const tx = decodeTransaction(hexToBin(signed.hex)) as TransactionBCH;
+    const sources = inputs.map((i) => ({ lockingBytecode: hex.decode(i.script), valueSatoshis: i.amount }));
+    [deposit, change].forEach((owner, index) => {
+      const unlocking = tx.inputs[index]!.unlockingBytecode;
+      const sigLength = unlocking[0]!;
+      const signature = unlocking.slice(1, 1 + sigLength);
+      const publicKey = unlocking.slice(2 + sigLength);
+      expect(signature.at(-1)).toBe(0x41);
+      expect(hex.encode(publicKey)).toBe(hex.encode(owner.publicKey));
+      const digest = bchSighash(tx, sources, index, hex.decode(inputs[index]!.script));
+      expect(secp256k1.verifySignatureDERLowS(signature.slice(0, -1), publicKey, digest)).toBe(true);
+      expect(tx.inputs[index]!.sequenceNumber).toBe(0xffffffff);
+    });
+    expect(signed.txid).toHaveLength(64);
   });
 });

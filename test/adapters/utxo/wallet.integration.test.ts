@@ -16,7 +16,7 @@ import { UtxoSigner, RBF_SEQUENCE } from '../../../server/adapters/chain/utxo/si
 import { PayoutBroadcastError, PayoutConflictError, UtxoWallet } from '../../../server/adapters/chain/utxo/wallet.js';
 import { InsufficientFundsError } from '../../../server/adapters/chain/utxo/wallet.rules.js';
 import { RpcClient, RpcUnavailableError } from '../../../server/adapters/chain/utxo/rpc.js';
-import { toBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
+import { fromBaseUnits, toBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
 
 const available = litecoindAvailable();
 
@@ -136,6 +136,22 @@ describe.skipIf(!available)('UTXO wallet on a Litecoin regtest node', () => {
     // it spent the change of the first payout (the only spendable output left), change to /1/2
     const tx = await node.rpc.call<NodeTx>('getrawtransaction', [txHash, true]);
     expect(tx.vout.map((o) => o.scriptPubKey.addresses?.[0])).toContain(keys.derive(1, 2).address);
+  });
+
+  it('recognises its mined payout on rebroadcast even after every output of it was spent', async () => {
+    const first = (await findPayout(db.sql, 'LTC', 'w-1'))!;
+    await node.mine(1);
+    await scanner.scan();
+    // w-2 spent the change of w-1; now the payee spends its output too
+    const coins = await payee.call<{ amount: string }[]>('listunspent', [1]);
+    const balance = coins.reduce((sum, c) => sum + toBaseUnits(c.amount), 0n);
+    expect(balance).toBe(toBaseUnits('1.3')); // w-1 and w-2
+    await payee.call('sendtoaddress', [node.funderAddress, fromBaseUnits(balance), '', '', true]);
+    await node.mine(1);
+    const error = await node.rpc.call('sendrawtransaction', [first.rawTx]).catch((e: { code: number }) => e);
+    expect((error as { code: number }).code).toBe(-25); // Core can no longer tell it is its own
+    const to = first.toAddress;
+    expect((await wallet.payout({ id: 'w-1', network: 'LTC', currency: 'LTC', toAddress: to, amount: '1.2' })).txHash).toBe(first.txid);
   });
 
   it('refuses a reused id with another amount, an address of another chain, and more than it holds', async () => {

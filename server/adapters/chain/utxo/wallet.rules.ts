@@ -91,8 +91,11 @@ export function selectCoins(args: {
   throw new InsufficientFundsError(total, needed);
 }
 
-/** Which tracked outputs a payout may spend: credited deposits, and Kassa's own change once mined. */
+/**
+ * Which tracked outputs a payout may spend: credited deposits and Kassa's own change, in both cases
+ * only while mined on the best chain (a credited output reorganised out waits until it is mined again).
+ */
 export function isSpendable(o: { branch: number; state: string; blockHeight: number | null; spentBy: string | null }): boolean {
-  if (o.spentBy !== null || o.state === 'DROPPED') return false;
-  return o.branch === 0 ? o.state === 'CONFIRMED' : o.blockHeight !== null;
+  if (o.spentBy !== null || o.state === 'DROPPED' || o.blockHeight === null) return false;
+  return o.branch === 0 ? o.state === 'CONFIRMED' : true;
 }

@@ -136,13 +136,26 @@ export class UtxoWallet {
     } catch (error) {
       const already =
         error instanceof RpcError &&
-        (error.code === RPC_CODES.VERIFY_ALREADY_IN_CHAIN || /already (in|known)|txn-already/i.test(error.message));
+        (error.code === RPC_CODES.VERIFY_ALREADY_IN_CHAIN ||
+          /already (in|known)|txn-already/i.test(error.message) ||
+          // inputs "missing or spent": possibly by this very transaction, mined and its outputs spent since
+          (error.code === RPC_CODES.VERIFY_ERROR && (await this.minedOnBestChain(payout.txid))));
       if (!already) {
         await store.recordBroadcast(this.o.sql, this.network, payout.id, (error as Error).message);
         throw new PayoutBroadcastError(payout.txid, error);
       }
     }
     await store.recordBroadcast(this.o.sql, this.network, payout.id, null);
+  }
+
+  private async minedOnBestChain(txid: string): Promise<boolean> {
+    try {
+      const tx = await this.o.rpc.call<{ blockhash?: string }>('getrawtransaction', [txid, true]);
+      if (!tx.blockhash) return false;
+      return (await this.o.rpc.call<{ confirmations: number }>('getblockheader', [tx.blockhash])).confirmations > 0;
+    } catch {
+      return false;
+    }
   }
 
   /** Rebroadcast a stored payout by id (e.g. from a sweep of payouts not yet mined). */
