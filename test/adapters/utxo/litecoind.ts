@@ -78,6 +78,11 @@ export async function startLitecoind(): Promise<Litecoind> {
   child.stderr!.on('data', (d) => (stderr += d));
   let exited = false;
   child.on('exit', () => (exited = true));
+  // A missing binary is an 'error' event, not an exit: report it as a failed start.
+  child.on('error', (error) => {
+    exited = true;
+    stderr += `${error.message} (install the Debian package \`litecoind\`)`;
+  });
 
   const url = `http://${user}:${encodeURIComponent(password)}@127.0.0.1:${rpcPort}/`;
   const rpc = new RpcClient(url, { timeoutMs: 10_000 });
