@@ -71,6 +71,9 @@ export async function startLitecoind(): Promise<Litecoind> {
       '-fallbackfee=0.0001',
       '-printtoconsole=0',
       '-disablewallet=0',
+      // Creating a wallet derives its whole keypool: 1000 keys take >10 s when several nodes start
+      // at once on two shared cores; the test wallet needs a handful.
+      '-keypool=20',
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -78,6 +81,11 @@ export async function startLitecoind(): Promise<Litecoind> {
   child.stderr!.on('data', (d) => (stderr += d));
   let exited = false;
   child.on('exit', () => (exited = true));
+  // Last resort if the test process ends without stop() (a hook timeout): take the node with it.
+  const reap = () => {
+    if (!exited) child.kill('SIGKILL');
+  };
+  process.once('exit', reap);
   // A missing binary is an 'error' event, not an exit: report it as a failed start.
   child.on('error', (error) => {
     exited = true;
@@ -85,8 +93,8 @@ export async function startLitecoind(): Promise<Litecoind> {
   });
 
   const url = `http://${user}:${encodeURIComponent(password)}@127.0.0.1:${rpcPort}/`;
-  const rpc = new RpcClient(url, { timeoutMs: 10_000 });
-  const deadline = Date.now() + 30_000;
+  const rpc = new RpcClient(url, { timeoutMs: 60_000 });
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (exited) throw new Error(`litecoind exited at start: ${stderr}`);
     try {
@@ -95,15 +103,24 @@ export async function startLitecoind(): Promise<Litecoind> {
     } catch (error) {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`litecoind did not answer RPC in 30 s: ${(error as Error).message} ${stderr}`);
+        throw new Error(`litecoind did not answer RPC in 60 s: ${(error as Error).message} ${stderr}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 
-  await rpc.call('createwallet', ['funder']);
-  const funder = rpc.withPath('/wallet/funder');
-  const funderAddress = await funder.call<string>('getnewaddress', ['', 'bech32']);
+  let funder: RpcClient;
+  let funderAddress: string;
+  try {
+    await rpc.call('createwallet', ['funder']);
+    funder = rpc.withPath('/wallet/funder');
+    funderAddress = await funder.call<string>('getnewaddress', ['', 'bech32']);
+  } catch (error) {
+    // Never leave a node behind a failed start.
+    child.kill('SIGKILL');
+    rmSync(datadir, { recursive: true, force: true });
+    throw error;
+  }
 
   const stop = async () => {
     if (!exited) {
@@ -117,6 +134,7 @@ export async function startLitecoind(): Promise<Litecoind> {
       await gone;
       clearTimeout(timer);
     }
+    process.removeListener('exit', reap);
     rmSync(datadir, { recursive: true, force: true });
   };
 
