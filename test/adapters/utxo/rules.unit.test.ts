@@ -131,6 +131,7 @@ describe('amounts and parameters', () => {
     expect(parsed.result.vout[0]).toEqual({ value: '20999999.99999999', n: 0 });
     expect(parsed.result.feerate).toBe('0.00001000');
     expect(parsed.result.blocks).toBe(7);
+    expect(JSON.parse(exactAmounts('{"mempoolminfee":0.00001000,"size":3}'))).toEqual({ mempoolminfee: '0.00001000', size: 3 });
   });
 
   it('resolves prefixes from the chain the node reports, and default depths', () => {

@@ -42,7 +42,7 @@ export const RPC_CODES = {
  * Core prints amounts as fixed-point JSON numbers ("value": 1.50000000); JSON.parse would make
  * them floats. Quote them first so they reach Kassa as exact decimal strings.
  */
-const AMOUNT_FIELD = /"(value|fee|feerate|amount|balance|fees|base|modified|ancestor|descendant)":\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)/g;
+const AMOUNT_FIELD = /"(value|fee|feerate|amount|balance|fees|base|modified|ancestor|descendant|mempoolminfee|minrelaytxfee|relayfee|incrementalfee)":\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)/g;
 export function exactAmounts(text: string): string {
   return text.replace(AMOUNT_FIELD, '"$1":"$2"');
 }

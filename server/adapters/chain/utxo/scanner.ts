@@ -14,6 +14,7 @@ import { RpcError, RPC_CODES, type RpcClient } from './rpc.js';
 import {
   addressesToDerive,
   confirmationsAt,
+  forkPoint,
   needsReport,
   nextState,
   transactionFee,
@@ -51,6 +52,8 @@ export type ScannerOptions = {
    */
   highestAssignedIndex?: () => Promise<number>;
 };
+
+const MEMPOOL_CONCURRENCY = 8;
 
 export type ScanSummary = { tip: number; blocks: number; reorgs: number; reports: number };
 
@@ -168,14 +171,14 @@ export class UtxoScanner {
     let below = cursor.height - 1;
     for (;;) {
       const batch = await store.storedBlocks(this.o.sql, this.network, below, 20);
-      for (const b of batch) {
-        if ((await nodeHash(b.height)) === b.hash) {
-          await this.o.sql.begin(async (tx) => {
-            await store.disconnectAbove(tx, this.network, b.height);
-            await store.setCursor(tx, this.network, b);
-          });
-          return b;
-        }
+      const nodeHashes = new Map(await Promise.all(batch.map(async (b) => [b.height, await nodeHash(b.height)] as const)));
+      const fork = forkPoint(batch, nodeHashes);
+      if (fork) {
+        await this.o.sql.begin(async (tx) => {
+          await store.disconnectAbove(tx, this.network, fork.height);
+          await store.setCursor(tx, this.network, fork);
+        });
+        return fork;
       }
       if (batch.length < 20) break;
       below = batch[batch.length - 1]!.height - 1;
@@ -259,12 +262,17 @@ export class UtxoScanner {
   private async readMempool(mempool: Set<string>, watched: Map<string, store.WatchedAddress>): Promise<void> {
     const fresh = [...mempool].filter((t) => !this.mempoolSeen.has(t));
     const txs: NodeTx[] = [];
-    for (const txid of fresh) {
-      try {
-        txs.push(await this.o.rpc.call<NodeTx>('getrawtransaction', [txid, true]));
-      } catch (e) {
-        if (!(e instanceof RpcError)) throw e; // left the mempool meanwhile
-      }
+    // A few requests at a time: the first pass on a busy node reads the whole mempool.
+    for (let i = 0; i < fresh.length; i += MEMPOOL_CONCURRENCY) {
+      const chunk = await Promise.all(
+        fresh.slice(i, i + MEMPOOL_CONCURRENCY).map((txid) =>
+          this.o.rpc.call<NodeTx>('getrawtransaction', [txid, true]).catch((e) => {
+            if (e instanceof RpcError) return null; // left the mempool meanwhile
+            throw e;
+          }),
+        ),
+      );
+      for (const tx of chunk) if (tx) txs.push(tx);
     }
     const outputs = await this.matchOutputs(txs, watched);
     const spends = this.spendsOf(txs);

@@ -53,13 +53,19 @@ export class UtxoWallet {
     this.network = o.params.network;
   }
 
-  /** The fee rate to pay now, in sat/kvB, and where it came from. */
+  /**
+   * The fee rate to pay now, in sat/kvB, and where it came from. The floor is the higher of the
+   * configured minimum and what the node's mempool currently admits (`mempoolminfee`).
+   */
   async feeRate(): Promise<{ satPerKvb: bigint; source: 'estimate' | 'fallback' }> {
     const estimate = await this.o.rpc.call<FeeEstimate>('estimatesmartfee', [this.o.feeTarget ?? 6]).catch((e) => {
       if (e instanceof RpcError) return null;
       throw e;
     });
-    return chooseFeeRate(estimate, satPerVbToKvb(this.o.fallbackFeeRate ?? '10'), satPerVbToKvb(this.o.minFeeRate ?? '1'));
+    const mempool = await this.o.rpc.call<{ mempoolminfee?: string }>('getmempoolinfo');
+    const configured = satPerVbToKvb(this.o.minFeeRate ?? '1');
+    const admitted = mempool.mempoolminfee ? toBaseUnits(mempool.mempoolminfee) : 0n;
+    return chooseFeeRate(estimate, satPerVbToKvb(this.o.fallbackFeeRate ?? '10'), admitted > configured ? admitted : configured);
   }
 
   /** Pay `amount` to `toAddress` once per `id`. */
