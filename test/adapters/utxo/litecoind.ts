@@ -2,6 +2,9 @@
  * A real Litecoin Core regtest node for tests (Debian package `litecoind`, 0.21): temporary data
  * directory, free ports, `-txindex`, a node wallet "funder" that belongs to the test (never Kassa's
  * keys) to mine and to pay Kassa's addresses.
+ *
+ * Keep a test's chain below ~430 blocks: Litecoin 0.21 activates MWEB on regtest at 432 and
+ * `generatetoaddress` then fails (bad-txns-vin-empty) until the wallet pegs in.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';

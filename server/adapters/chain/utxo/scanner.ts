@@ -28,7 +28,8 @@ import type { DepositSink } from './types.js';
 export type NodeTx = {
   txid: string;
   vin: { txid?: string; vout?: number; coinbase?: string }[];
-  vout: { value: string; n: number; scriptPubKey: { hex: string; address?: string; addresses?: string[] } }[];
+  // Litecoin's MWEB outputs carry no scriptPubKey: optional, and never matched.
+  vout: { value: string; n: number; scriptPubKey?: { hex: string; address?: string; addresses?: string[] } }[];
   blockhash?: string;
 };
 type NodeBlock = { hash: string; height: number; previousblockhash?: string; tx: NodeTx[] };
@@ -196,7 +197,7 @@ export class UtxoScanner {
 
   /** Outputs of `txs` paying watched scripts, with sender and fee read from the node (-txindex). */
   private async matchOutputs(txs: NodeTx[], watched: Map<string, store.WatchedAddress>): Promise<store.NewOutput[]> {
-    const hits = txs.flatMap((tx) => tx.vout.filter((v) => watched.has(v.scriptPubKey.hex)).map((v) => ({ tx, v })));
+    const hits = txs.flatMap((tx) => tx.vout.filter((v) => v.scriptPubKey !== undefined && watched.has(v.scriptPubKey.hex)).map((v) => ({ tx, v })));
     if (hits.length === 0) return [];
     const known = await store.knownOutputs(this.o.sql, this.network, [...new Set(hits.map((h) => h.tx.txid))]);
     const prevCache = new Map<string, Promise<NodeTx>>();
@@ -207,7 +208,7 @@ export class UtxoScanner {
     const senders = new Map<string, { fromAddress: string; fee: bigint | null }>();
     const result: store.NewOutput[] = [];
     for (const { tx, v } of hits) {
-      const w = watched.get(v.scriptPubKey.hex)!;
+      const w = watched.get(v.scriptPubKey!.hex)!;
       let info = senders.get(tx.txid);
       if (!info && !known.has(`${tx.txid}:${v.n}`)) {
         const inputs = await Promise.all(
@@ -216,10 +217,8 @@ export class UtxoScanner {
             return (await prevTx(vin.txid)).vout.find((o) => o.n === vin.vout) ?? null;
           }),
         );
-        const first = inputs[0];
-        const fromAddress = first
-          ? (first.scriptPubKey.address ?? first.scriptPubKey.addresses?.[0] ?? addressForScript(Buffer.from(first.scriptPubKey.hex, 'hex'), this.o.params) ?? '')
-          : '';
+        const spk = inputs[0]?.scriptPubKey;
+        const fromAddress = spk ? (spk.address ?? spk.addresses?.[0] ?? addressForScript(Buffer.from(spk.hex, 'hex'), this.o.params) ?? '') : '';
         const fee = transactionFee(
           inputs.map((i) => (i ? toBaseUnits(i.value) : null)),
           tx.vout.map((o) => toBaseUnits(o.value)),
