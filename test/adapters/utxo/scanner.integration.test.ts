@@ -159,13 +159,21 @@ describe.skipIf(!available)('UTXO scanner on a Litecoin regtest node', () => {
     expect(recorder.of(txid, out.outputIndex).filter((r) => r.state === 'DROPPED')).toHaveLength(1);
   });
 
+  it('serialises concurrent passes (several workers): each deposit reported once', async () => {
+    const txid = await node.pay(keys.depositAddress(4 + 1).address, '0.01');
+    await node.mine(6);
+    const passes = await Promise.all([scanner().scan(), scanner().scan(), scanner().scan()]);
+    expect(passes.filter((p) => p.reports > 0)).toHaveLength(1);
+    expect(recorder.reports.filter((r) => r.txHash === txid).map((r) => r.state)).toEqual(['CONFIRMED']);
+  });
+
   it('keeps the derived-but-unused gap bounded', async () => {
     const rows = await db.sql<{ branch: number; n: number; used: number }[]>`
       select branch, count(*)::int as n, coalesce(max(idx) filter (where used), -1)::int as used
       from utxo_addresses where network = 'LTC' group by branch order by branch`;
-    // deposit addresses 0..4 were paid, so 5..9 are the gap of 5
+    // deposit addresses 0..5 were paid, so 6..10 are the gap of 5
     expect(rows).toEqual([
-      { branch: 0, n: 10, used: 4 },
+      { branch: 0, n: 11, used: 5 },
       { branch: 1, n: 5, used: -1 },
     ]);
   });

@@ -163,4 +163,24 @@ describe.skipIf(!available)('UTXO wallet on a Litecoin regtest node', () => {
     await expect(wallet.payout({ id: 'w-4', network: 'LTC', currency: 'LTC', toAddress: to, amount: '50' })).rejects.toBeInstanceOf(InsufficientFundsError);
     expect(await findPayout(db.sql, 'LTC', 'w-4')).toBeNull();
   });
+
+  it('never spends one output twice when payouts run concurrently', async () => {
+    await node.pay(keys.depositAddress(5).address, '0.3');
+    await node.pay(keys.depositAddress(6).address, '0.3');
+    await node.mine(6);
+    await scanner.scan();
+    const to = await payee.call<string>('getnewaddress', ['', 'bech32']);
+    const results = await Promise.all(
+      ['c-1', 'c-2', 'c-3'].map((id) => wallet.payout({ id, network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.25' })),
+    );
+    expect(new Set(results.map((r) => r.txHash)).size).toBe(3);
+    const mempool = await node.rpc.call<string[]>('getrawmempool');
+    const inputs: string[] = [];
+    for (const { txHash } of results) {
+      expect(mempool).toContain(txHash);
+      const tx = await node.rpc.call<NodeTx>('getrawtransaction', [txHash, true]);
+      inputs.push(...tx.vin.map((v) => `${v.txid}:${v.vout}`));
+    }
+    expect(new Set(inputs).size).toBe(inputs.length);
+  });
 });
