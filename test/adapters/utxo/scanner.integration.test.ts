@@ -167,13 +167,26 @@ describe.skipIf(!available)('UTXO scanner on a Litecoin regtest node', () => {
     expect(recorder.reports.filter((r) => r.txHash === txid).map((r) => r.state)).toEqual(['CONFIRMED']);
   });
 
+  it('watches the gap after an address used earlier in the same pass', async () => {
+    // derived now: 0..10 (used up to 5). Index 9 is watched; 13 only after 9 is seen used.
+    const first = await node.pay(keys.depositAddress(9).address, '0.02');
+    await node.mine(1);
+    const second = await node.pay(keys.depositAddress(13).address, '0.03');
+    await node.mine(6);
+    await scanner().scan(); // one pass over both blocks
+    expect(recorder.reports.filter((r) => r.txHash === first || r.txHash === second).map((r) => [r.amount, r.state])).toEqual([
+      ['0.02', 'CONFIRMED'],
+      ['0.03', 'CONFIRMED'],
+    ]);
+  });
+
   it('keeps the derived-but-unused gap bounded', async () => {
     const rows = await db.sql<{ branch: number; n: number; used: number }[]>`
       select branch, count(*)::int as n, coalesce(max(idx) filter (where used), -1)::int as used
       from utxo_addresses where network = 'LTC' group by branch order by branch`;
-    // deposit addresses 0..5 were paid, so 6..10 are the gap of 5
+    // the highest deposit address paid is 13, so 14..18 are the gap of 5
     expect(rows).toEqual([
-      { branch: 0, n: 11, used: 5 },
+      { branch: 0, n: 19, used: 13 },
       { branch: 1, n: 5, used: -1 },
     ]);
   });

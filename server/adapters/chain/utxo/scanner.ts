@@ -143,7 +143,7 @@ export class UtxoScanner {
           restart = true; // the chain changed between the walk-back and now
           break;
         }
-        await this.applyBlock(block, watched);
+        if ((await this.applyBlock(block, watched)) > 0) await this.extendWatch(watched);
         cursor = { height: block.height, hash: block.hash };
         blocks++;
       }
@@ -247,7 +247,17 @@ export class UtxoScanner {
     );
   }
 
-  private async applyBlock(block: NodeBlock, watched: Map<string, store.WatchedAddress>): Promise<void> {
+  /**
+   * An address got used: derive the gap after it at once and watch it for the rest of this pass
+   * (a later block of the same pass may pay the next address).
+   */
+  private async extendWatch(watched: Map<string, store.WatchedAddress>): Promise<void> {
+    await this.ensureAddresses();
+    for (const w of await store.watchedAddresses(this.o.sql, this.network)) watched.set(w.script, w);
+  }
+
+  /** Returns how many outputs paid watched addresses. */
+  private async applyBlock(block: NodeBlock, watched: Map<string, store.WatchedAddress>): Promise<number> {
     const outputs = await this.matchOutputs(block.tx, watched);
     const spends = this.spendsOf(block.tx);
     const at = { height: block.height, hash: block.hash };
@@ -256,6 +266,7 @@ export class UtxoScanner {
       await store.markSpent(tx, this.network, spends);
       await store.setCursor(tx, this.network, at);
     });
+    return outputs.length;
   }
 
   private async readMempool(mempool: Set<string>, watched: Map<string, store.WatchedAddress>): Promise<void> {
@@ -273,7 +284,12 @@ export class UtxoScanner {
       );
       for (const tx of chunk) if (tx) txs.push(tx);
     }
-    const outputs = await this.matchOutputs(txs, watched);
+    let outputs = await this.matchOutputs(txs, watched);
+    if (outputs.length > 0) {
+      // the gap moved: match again, as the same batch may pay the next addresses
+      await this.extendWatch(watched);
+      outputs = await this.matchOutputs(txs, watched);
+    }
     const spends = this.spendsOf(txs);
     await this.o.sql.begin(async (tx) => {
       await store.upsertOutputs(tx, this.network, outputs, null);
