@@ -10,7 +10,8 @@ import { ListPaymentsQuerySchema } from './payment-routes.js';
 import { SimulateDepositSchema } from '../../modules/deposits/index.js';
 import { RatesQuerySchema } from './metadata-routes.js';
 import { CreateWithdrawalSchema } from '../../modules/withdrawals/index.js';
-import { CreateWhitelistSchema } from '../../modules/withdrawals/index.js';
+import { CreateWhitelistSchema, WithdrawalListSchema, WithdrawalRecordSchema } from '../../modules/withdrawals/index.js';
+import { PaymentCallbackSchema, WithdrawalCallbackSchema } from '../../modules/callbacks/index.js';
 import { ListWithdrawalsQuerySchema, OutcomeSchema } from './withdrawal-routes.js';
 
 type Operation = {
@@ -29,9 +30,9 @@ export const OPERATIONS: Operation[] = [
   { method: 'post', path: '/v1/payments', summary: 'Request crypto payment (spec §4.1)', scope: 'CREATE_PAYMENT', request: CreatePaymentSchema, response: CreatedPaymentResponseSchema },
   { method: 'get', path: '/v1/payments/{paymentId}', summary: 'Get a payment record', scope: 'READ_PAYMENT', pathParams: ['paymentId'], response: PaymentRecordSchema },
   { method: 'get', path: '/v1/payments', summary: 'List payments, newest first', scope: 'READ_PAYMENT', query: ListPaymentsQuerySchema, response: PaymentListSchema },
-  { method: 'post', path: '/v1/withdrawals', summary: 'Request a withdrawal (CONTRACT §6)', scope: 'CREATE_WITHDRAWAL', request: CreateWithdrawalSchema },
-  { method: 'get', path: '/v1/withdrawals/{withdrawalId}', summary: 'Get a withdrawal', scope: 'READ_WITHDRAWAL', pathParams: ['withdrawalId'] },
-  { method: 'get', path: '/v1/withdrawals', summary: 'Business withdrawals, newest first', scope: 'READ_WITHDRAWAL', query: ListWithdrawalsQuerySchema },
+  { method: 'post', path: '/v1/withdrawals', summary: 'Request a withdrawal (CONTRACT §6)', scope: 'CREATE_WITHDRAWAL', request: CreateWithdrawalSchema, response: WithdrawalRecordSchema },
+  { method: 'get', path: '/v1/withdrawals/{withdrawalId}', summary: 'Get a withdrawal', scope: 'READ_WITHDRAWAL', pathParams: ['withdrawalId'], response: WithdrawalRecordSchema },
+  { method: 'get', path: '/v1/withdrawals', summary: 'Business withdrawals, newest first', scope: 'READ_WITHDRAWAL', query: ListWithdrawalsQuerySchema, response: WithdrawalListSchema },
   { method: 'post', path: '/v1/whitelisted-addresses', summary: 'Whitelist a withdrawal address (network mandatory)', scope: 'MANAGE_WHITELIST', request: CreateWhitelistSchema },
   { method: 'get', path: '/v1/whitelisted-addresses', summary: 'List whitelisted addresses', scope: 'MANAGE_WHITELIST' },
   { method: 'delete', path: '/v1/whitelisted-addresses/{id}', summary: 'Remove a whitelisted address', scope: 'MANAGE_WHITELIST', pathParams: ['id'] },
@@ -40,7 +41,7 @@ export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/v1/currency/{currency}/network/{network}/address/{address}/valid', summary: 'Validate a withdrawal address', scope: 'any', pathParams: ['currency', 'network', 'address'] },
   { method: 'post', path: '/api/v1/addresses/validate', summary: 'Deprecated: validate an address (body {currency, network, address})', scope: 'any' },
   { method: 'post', path: '/v1/test-helpers/payments/{paymentId}/deposits', summary: 'Sandbox: simulate a deposit', scope: 'CREATE_PAYMENT', pathParams: ['paymentId'], request: SimulateDepositSchema },
-  { method: 'post', path: '/v1/test-helpers/withdrawals/{withdrawalId}/outcome', summary: 'Sandbox: force a withdrawal outcome', scope: 'CREATE_WITHDRAWAL', pathParams: ['withdrawalId'], request: OutcomeSchema },
+  { method: 'post', path: '/v1/test-helpers/withdrawals/{withdrawalId}/outcome', summary: 'Sandbox: force a withdrawal outcome', scope: 'CREATE_WITHDRAWAL', pathParams: ['withdrawalId'], request: OutcomeSchema, response: WithdrawalRecordSchema },
   { method: 'get', path: '/health', summary: 'Liveness' },
   { method: 'get', path: '/ready', summary: 'Readiness: the database answers' },
   { method: 'get', path: '/metrics', summary: 'Prometheus metrics' },
@@ -61,6 +62,28 @@ const PROBLEM_SCHEMA = {
   },
 };
 
+/** The errors every authenticated operation can answer, besides its own 400/404/409/422 (all problem+json). */
+const PROBLEM_RESPONSE = { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+const ERRORS: Record<string, string> = {
+  400: 'Malformed request (VALIDATION_FAILED, naming each field)',
+  401: 'Missing or bad signature, unknown key',
+  403: 'Key lacks the scope, or another business',
+  404: 'Not found',
+  409: 'Conflict (idempotency, a final status, a concurrent change)',
+  422: 'A business rule refused it (its own code)',
+  429: 'Rate limited (Retry-After)',
+};
+
+function webhook(summary: string, body: z.ZodType) {
+  return {
+    post: {
+      summary,
+      requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(body, 'output') } } },
+      responses: { '2XX': { description: 'Delivered; anything else (or no answer in time) is retried until the retry window ends' } },
+    },
+  };
+}
+
 export function openApiDocument(publicUrl: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of OPERATIONS) {
@@ -80,7 +103,8 @@ export function openApiDocument(publicUrl: string): Record<string, unknown> {
       ...(op.request ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.request, 'input') } } } } : {}),
       responses: {
         200: { description: 'OK', ...(op.response ? { content: { 'application/json': { schema: jsonSchema(op.response, 'output') } } } : {}) },
-        default: { description: 'Problem (RFC 9457)', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } },
+        ...(op.scope ? Object.fromEntries(Object.entries(ERRORS).map(([code, description]) => [code, { description, ...PROBLEM_RESPONSE }])) : {}),
+        default: { description: 'Problem (RFC 9457)', ...PROBLEM_RESPONSE },
       },
     };
   }
@@ -98,6 +122,11 @@ export function openApiDocument(publicUrl: string): Record<string, unknown> {
       schemas: { Problem: PROBLEM_SCHEMA },
     },
     paths,
+    // The two callbacks Kassa POSTs, signed with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature).
+    webhooks: {
+      withdrawalCallback: webhook('A withdrawal ended (COMPLETED, FAILED or BLOCKED): sent to the business withdrawalCallbackUrl.', WithdrawalCallbackSchema),
+      paymentCallback: webhook('A payment changed status: sent to the business paymentCallbackUrl.', PaymentCallbackSchema),
+    },
   };
 }
 

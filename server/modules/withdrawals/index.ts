@@ -3,5 +3,6 @@ export * from './create-withdrawal.schema.js';
 export * from './ports.js';
 export * from './whitelist.service.js';
 export * from './withdrawal-record.rules.js';
+export * from './withdrawal-record.schema.js';
 export * from './withdrawal.rules.js';
 export * from './withdrawal.service.js';

@@ -282,6 +282,24 @@ describe('operational endpoints', () => {
     expect(doc.paths['/v1/payments/{paymentId}']?.get).toBeDefined();
   });
 
+  it('GET /openapi.json → every withdrawal response, the errors, and both callbacks under webhooks', async () => {
+    const doc = (await get('/openapi.json')).json();
+    for (const [path, method] of [['/v1/withdrawals', 'post'], ['/v1/withdrawals/{withdrawalId}', 'get'], ['/v1/withdrawals', 'get']] as const) {
+      const op = doc.paths[path][method];
+      expect(op.responses['200'].content['application/json'].schema.type, `${method} ${path}`).toBe('object');
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404', '409', '422', '429', 'default']));
+    }
+    expect(Object.keys(doc.paths['/v1/withdrawals'].post.responses['200'].content['application/json'].schema.properties)).toEqual(
+      expect.arrayContaining(['withdrawalId', 'status', 'deductedSettlementAmount', 'addressOwner', 'approvals']),
+    );
+    expect(Object.keys(doc.webhooks).sort()).toEqual(['paymentCallback', 'withdrawalCallback']);
+    const payment = doc.webhooks.paymentCallback.post.requestBody.content['application/json'].schema;
+    expect(payment.properties.type.const).toBe('payment.status_changed');
+    expect(payment.required).toEqual(expect.arrayContaining(['paymentId', 'status', 'previousStatus', 'changedAt', 'payment']));
+    const withdrawal = doc.webhooks.withdrawalCallback.post.requestBody.content['application/json'].schema;
+    expect(withdrawal.oneOf ?? withdrawal.anyOf).toHaveLength(3);
+  });
+
   it('GET /docs → an HTML page', async () => {
     const res = await get('/docs');
     expect(res.statusCode).toBe(200);

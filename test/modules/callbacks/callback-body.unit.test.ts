@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { toTxAddress, withdrawalCallbackBody, type WithdrawalForCallback } from '../../../server/modules/callbacks/withdrawal-callback-body.rules.js';
+import { WithdrawalCallbackSchema } from '../../../server/modules/callbacks/callback-body.schema.js';
 
 const base: WithdrawalForCallback = {
   withdrawalId: '4f8b6a3e-2d1c-4b7a-9e0f-1a2b3c4d5e6f',
@@ -160,5 +161,16 @@ describe('toTxAddress', () => {
     // address, a separator, the tag: nothing else
     expect(value).toMatch(new RegExp(`^${xrp}[^0-9A-Za-z]+(dt=)?123456$`));
     expect(value).toBe(`${xrp}?dt=123456`);
+  });
+});
+
+describe('the documented schema (OpenAPI webhooks.withdrawalCallback)', () => {
+  it('accepts each status body as built, and refuses a COMPLETED body without its actuals', () => {
+    for (const body of [
+      withdrawalCallbackBody('COMPLETED', { ...base, actuals, transactionId: 'abc123' }),
+      withdrawalCallbackBody('FAILED', base),
+      withdrawalCallbackBody('BLOCKED', base),
+    ]) expect(WithdrawalCallbackSchema.safeParse(body).error).toBeUndefined();
+    expect(WithdrawalCallbackSchema.safeParse({ ...withdrawalCallbackBody('FAILED', base), status: 'COMPLETED' }).success).toBe(false);
   });
 });

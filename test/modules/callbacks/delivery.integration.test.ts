@@ -7,6 +7,7 @@
  * timestamp per attempt, exact BLOCKED/FAILED/COMPLETED bodies, operator
  * redelivery, and payment status callbacks.
  */
+import { PaymentCallbackSchema } from '../../../server/modules/callbacks/callback-body.schema.js';
 import { TRPCError } from '@trpc/server';
 import { eq, sql } from 'drizzle-orm';
 import type { Runner } from 'graphile-worker';
@@ -398,6 +399,8 @@ describe('payment status callbacks', () => {
       expect(x.clientPaymentId).toBe('pay-1');
       expect(x.businessId).toBe(b.businessId);
       expect((x.payment as { status: string }).status).toBe(x.status);
+      // The body is what OpenAPI documents under webhooks.paymentCallback (strict schemas).
+      expect(PaymentCallbackSchema.safeParse(x).error).toBeUndefined();
       expect(typeof x.changedAt).toBe('number');
     }
     expect(bodies[0]!.changedAt as number).toBeLessThanOrEqual(bodies[1]!.changedAt as number);

@@ -19,6 +19,7 @@ import { sandboxTxHash } from '../../../server/modules/networks/tx-hash.rules.js
 import { getBalances, postEntries, sumEntries } from '../../../server/modules/ledger/ledger.service.js';
 import { Dec } from '../../../server/modules/money/decimal.js';
 import { startTestApp, type TestApp, type TestBusiness } from '../../helpers/app.js';
+import { WithdrawalListSchema, WithdrawalRecordSchema } from '../../../server/modules/withdrawals/withdrawal-record.schema.js';
 
 const ADDR = {
   BTC: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4',
@@ -629,5 +630,21 @@ describe('metadata', () => {
   it('metadata needs a valid key', async () => {
     expectProblem(await t.app.inject({ method: 'GET', url: '/v1/currencies' }), 401, 'UNAUTHORIZED');
     expectProblem(await t.app.inject({ method: 'GET', url: '/v1/rates?from=BTC&to=EUR' }), 401, 'UNAUTHORIZED');
+  });
+});
+
+describe('responses are the documented schemas (strict: a missing or stray field fails)', () => {
+  it('POST, GET after COMPLETED, the outcome helper and the list each parse with WithdrawalRecordSchema / WithdrawalListSchema', async () => {
+    const created = WithdrawalRecordSchema.parse(await ok(withdraw(t.business, { amount: '0.01' })));
+    expect(created.status).toBe('PROCESSING');
+    expect(created.actualWithdrawAmount).toBeUndefined();
+    const forced = WithdrawalRecordSchema.parse(await ok(outcome(t.business, created.withdrawalId, 'COMPLETED')));
+    expect(forced.status).toBe('COMPLETED');
+    const done = WithdrawalRecordSchema.parse(await ok(t.signed('GET', `/v1/withdrawals/${created.withdrawalId}`)));
+    expect([done.actualWithdrawAmount, done.transactionId]).toEqual(['0.01', sandboxTxHash('BTC', `withdrawal:${created.withdrawalId}`)]);
+    const list = WithdrawalListSchema.parse(await ok(t.signed('GET', '/v1/withdrawals?limit=2')));
+    expect(list.items.length).toBe(2);
+    // The schema is strict: a record with a stray field does not pass.
+    expect(WithdrawalRecordSchema.safeParse({ ...done, extra: 1 }).success).toBe(false);
   });
 });
