@@ -30,7 +30,7 @@ export async function startAnvil(args: string[] = []): Promise<Anvil> {
   const child = spawn(BINARY, ['--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await listeningPort(child);
   const url = `http://127.0.0.1:${port}`;
-  const client = createPublicClient({ transport: http(url, { retryCount: 0 }) }) as PublicClient;
+  const client = createPublicClient({ transport: http(url, { retryCount: 0 }), cacheTime: 0 }) as PublicClient;
   let id = 0;
   const rpc = async <T,>(method: string, params: unknown[] = []): Promise<T> => {
     const response = await fetch(url, {

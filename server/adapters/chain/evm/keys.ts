@@ -45,9 +45,9 @@ export function addressOfPublicKey(compressed: Uint8Array): Address {
   return getAddress(publicKeyToAddress(bytesToHex(uncompressed)));
 }
 
-function childAddress(account: HDKey, change: 0 | 1, index: number): Address {
+function childAddress(branch: HDKey, index: number): Address {
   if (!Number.isInteger(index) || index < 0 || index >= 0x80000000) throw new Error(`derivation index out of range: ${index}`);
-  const key = account.deriveChild(change).deriveChild(index);
+  const key = branch.deriveChild(index);
   if (!key.publicKey) throw new Error('derived key has no public key');
   return addressOfPublicKey(key.publicKey);
 }
@@ -62,9 +62,11 @@ export type EvmAddressBook = {
 
 export function addressBook(extendedPublicKey: string): EvmAddressBook {
   const account = parseExtendedPublicKey(extendedPublicKey);
-  const treasury = childAddress(account, 1, 0);
+  // The receive branch is derived once: each address then costs one child derivation.
+  const receive = account.deriveChild(0);
+  const treasury = childAddress(account.deriveChild(1), 0);
   return {
-    depositAddress: (index) => childAddress(account, 0, index),
+    depositAddress: (index) => childAddress(receive, index),
     treasuryAddress: () => treasury,
     normalizedXpub: account.publicExtendedKey,
   };

@@ -133,8 +133,9 @@ export class EvmScanner {
   }
 
   async status(): Promise<ScanStatus> {
-    const [state] = await this.sql<{ tip: string | null; last_scan_at: Date | null; reorg_count: string }[]>`
-      select tip, last_scan_at, reorg_count from evm_scanner_state where network = ${this.network}`;
+    // last_scan_at as epoch ms: the pool's type parsers may hand timestamps back as strings.
+    const [state] = await this.sql<{ tip: string | null; last_scan_ms: string | null; reorg_count: string }[]>`
+      select tip, (extract(epoch from last_scan_at) * 1000)::bigint as last_scan_ms, reorg_count from evm_scanner_state where network = ${this.network}`;
     const cursor = await this.cursor();
     const tip = state?.tip != null ? BigInt(state.tip) : null;
     const height = cursor?.height ?? null;
@@ -143,7 +144,7 @@ export class EvmScanner {
       height,
       tip,
       lag: tip !== null && height !== null ? (tip > height ? tip - height : 0n) : null,
-      lastScanAt: state?.last_scan_at ?? null,
+      lastScanAt: state?.last_scan_ms != null ? new Date(Number(state.last_scan_ms)) : null,
       reorgs: Number(state?.reorg_count ?? 0),
     };
   }
