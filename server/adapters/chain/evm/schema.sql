@@ -85,6 +85,8 @@ create table if not exists evm_transactions (
   network text not null,
   kind text not null check (kind in ('PAYOUT', 'SWEEP', 'GAS_TOPUP')),
   from_address text not null,
+  -- The sender's key under the account: '1/0' the treasury, '0/<i>' deposit address i.
+  key_path text not null,
   to_address text not null,
   currency text not null,
   amount text not null,
