@@ -48,9 +48,13 @@ describe('signer rules', () => {
     expect(gasTopUp(51_234n, fees, 10n ** 18n)).toBe(0n);
   });
 
-  test('sweep fees: current when affordable, what the balance allows above the base fee, else another top-up', () => {
+  test('sweep fees: the whole allowance (capped at 2× market), what the balance allows above the base fee, else another top-up', () => {
     const current = { maxFeePerGas: gwei(20), maxPriorityFeePerGas: gwei(2) };
     expect(sweepFees(50_000n, current, gwei(9), 50_000n * gwei(20))).toEqual(current);
+    // Fees fell since the top-up: the allowance (25 gwei) is offered, the tip stays the market's.
+    expect(sweepFees(50_000n, current, gwei(9), 50_000n * gwei(25) + 7n)).toEqual({ maxFeePerGas: gwei(25), maxPriorityFeePerGas: gwei(2) });
+    // A deposit address rich in coin does not offer more than twice the market.
+    expect(sweepFees(50_000n, current, gwei(9), 10n ** 18n)).toEqual({ maxFeePerGas: gwei(40), maxPriorityFeePerGas: gwei(2) });
     // Fees rose since the top-up: it covers 15 gwei, base fee 9 → pay 15 max with a 2 gwei tip.
     expect(sweepFees(50_000n, current, gwei(9), 50_000n * gwei(15))).toEqual({ maxFeePerGas: gwei(15), maxPriorityFeePerGas: gwei(2) });
     // Only 1 gwei above the base fee: the tip shrinks to fit.

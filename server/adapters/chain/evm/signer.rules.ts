@@ -52,14 +52,19 @@ export function gasTopUp(gasLimit: bigint, fees: Fees, nativeBalance: bigint): b
 }
 
 /**
- * Fees for a token sweep from what the deposit address holds: the current
- * fees when it can pay them, else the most its balance allows as long as that
- * still covers the current base fee (the top-up was computed at an earlier,
- * lower price); null → it needs another top-up.
+ * Fees for a token sweep from what the deposit address holds. The top-up was
+ * sized as gas limit × the max fee of its time, so the sweep offers that whole
+ * allowance as its max fee (capped at twice the market's): EIP-1559 charges
+ * only base fee + tip, so this costs nothing more, and a base fee that rose
+ * meanwhile is still covered. When the balance no longer covers the current
+ * base fee: null, another top-up is needed.
  */
 export function sweepFees(gasLimit: bigint, current: Fees, baseFee: bigint, nativeBalance: bigint): Fees | null {
-  if (nativeBalance >= maxGasCost(gasLimit, current)) return current;
   const affordable = nativeBalance / gasLimit;
+  if (affordable >= current.maxFeePerGas) {
+    const cap = current.maxFeePerGas * 2n;
+    return { maxFeePerGas: affordable < cap ? affordable : cap, maxPriorityFeePerGas: current.maxPriorityFeePerGas };
+  }
   if (affordable <= baseFee) return null;
   const priority = affordable - baseFee < current.maxPriorityFeePerGas ? affordable - baseFee : current.maxPriorityFeePerGas;
   return { maxFeePerGas: affordable, maxPriorityFeePerGas: priority };

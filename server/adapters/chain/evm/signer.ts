@@ -328,22 +328,22 @@ export class EvmSigner {
    */
   private async sign(intent: Intent): Promise<HeldResult | { status: 'SIGNED'; txHash: Hex; nonce: number } | PayoutResult> {
     const from = this.addressOf(intent.key);
-    const [fees, gasLimit, nativeBalance, tokenBalance, chainNonce] = await Promise.all([
+    const [fees, nativeBalance, tokenBalance, chainNonce] = await Promise.all([
       intent.fees ?? this.client.estimateFeesPerGas(),
-      intent.gasLimit ?? this.client.estimateGas({ account: from, to: intent.to, value: intent.value, data: intent.data }),
       this.client.getBalance({ address: from }),
       intent.token
         ? this.client.readContract({ address: intent.token.address, abi: ERC20, functionName: 'balanceOf', args: [from] })
         : Promise.resolve(0n),
       this.client.getTransactionCount({ address: from, blockTag: 'pending' }),
     ]);
-    const held = checkFunds({
-      nativeCurrency: this.native,
-      nativeBalance,
-      gasCost: maxGasCost(gasLimit, fees),
-      value: intent.value,
-      token: intent.token ? { currency: intent.token.currency, balance: tokenBalance, amount: intent.amountBase } : undefined,
-    });
+    const tokenFunds = intent.token ? { currency: intent.token.currency, balance: tokenBalance, amount: intent.amountBase } : undefined;
+    // Short of tokens: held before estimating gas (the estimate of a transfer that would revert fails).
+    let held = tokenFunds ? checkFunds({ nativeCurrency: this.native, nativeBalance, gasCost: 0n, value: 0n, token: tokenFunds }) : null;
+    let gasLimit = 0n;
+    if (!held) {
+      gasLimit = intent.gasLimit ?? (await this.client.estimateGas({ account: from, to: intent.to, value: intent.value, data: intent.data }));
+      held = checkFunds({ nativeCurrency: this.native, nativeBalance, gasCost: maxGasCost(gasLimit, fees), value: intent.value, token: tokenFunds });
+    }
     if (held) {
       await this.sql`
         insert into evm_transactions (id, network, kind, from_address, key_path, to_address, currency, amount, amount_base, status, held_currency, held_needed, held_available)
