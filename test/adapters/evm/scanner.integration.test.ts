@@ -225,4 +225,22 @@ describe('EVM scanner on anvil', () => {
     expect(status.lag).toBe(0n);
     expect(status.lastScanAt).toBeInstanceOf(Date);
   });
+
+  test('run() scans on its own every interval until aborted', async () => {
+    const mark = reports.length;
+    const target = book.depositAddress(9);
+    const controller = new AbortController();
+    const errors: unknown[] = [];
+    const running = scanner().run(controller.signal, 50, (error) => errors.push(error));
+    await sendEth(target, '0.02');
+    await anvil.mine(CONFIRMATIONS);
+    for (let i = 0; i < 100 && reports.length < mark + 2; i++) await new Promise((r) => setTimeout(r, 50));
+    controller.abort();
+    await running;
+    expect(errors).toEqual([]);
+    expect(since(mark).map((l) => l.replace(/ c\d+$/, ''))).toEqual([
+      `SEEN ETH 0.02 → ${target.slice(0, 8)} #0`,
+      `CONFIRMED ETH 0.02 → ${target.slice(0, 8)} #0`,
+    ]);
+  });
 });

@@ -158,7 +158,7 @@ export class EvmScanner {
     let moved = 0;
     for (;;) {
       // The cursor block must still be on the best chain (a reorg to a shorter or equal chain shows only here).
-      const current = await this.client.getBlock({ blockNumber: cursor.height }).catch(() => null);
+      const current = await this.blockOrNull(cursor.height);
       if (!current || current.hash !== cursor.hash) {
         cursor = await this.walkBack(cursor);
         continue;
@@ -184,6 +184,16 @@ export class EvmScanner {
     const delivered = await this.deliver();
     const reorgs = (await this.status()).reorgs - startReorgs;
     return { height: cursor.height, tip, reorgs, delivered };
+  }
+
+  /** The block at a height, or null when the node has none there (its chain is shorter); a failing node throws. */
+  private async blockOrNull(blockNumber: bigint) {
+    try {
+      return await this.client.getBlock({ blockNumber });
+    } catch (error) {
+      if (error instanceof Error && error.name === 'BlockNotFoundError') return null;
+      throw error;
+    }
   }
 
   /** Token decimals, read once per contract (`decimals()`) and kept in `evm_tokens`. */
@@ -235,7 +245,7 @@ export class EvmScanner {
     let fork: StoredBlock | undefined;
     for (const row of stored) {
       const height = BigInt(row.height);
-      const canonical = await this.client.getBlock({ blockNumber: height }).catch(() => null);
+      const canonical = await this.blockOrNull(height);
       if (canonical && canonical.hash === row.hash) {
         fork = { height, hash: row.hash };
         break;
