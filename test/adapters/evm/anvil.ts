@@ -26,10 +26,11 @@ export type Anvil = {
   stop: () => Promise<void>;
 };
 
-export async function startAnvil(args: string[] = []): Promise<Anvil> {
-  const child = spawn(BINARY, ['--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const port = await listeningPort(child);
-  const url = `http://127.0.0.1:${port}`;
+/** `port` 0 (the default) lets anvil pick a free one; a fixed port is for restarting a node where it was. */
+export async function startAnvil(args: string[] = [], port = 0): Promise<Anvil> {
+  const child = spawn(BINARY, ['--port', String(port), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const listening = await listeningPort(child);
+  const url = `http://127.0.0.1:${listening}`;
   const client = createPublicClient({ transport: http(url, { retryCount: 0 }), cacheTime: 0 }) as PublicClient;
   let id = 0;
   const rpc = async <T,>(method: string, params: unknown[] = []): Promise<T> => {
@@ -44,7 +45,7 @@ export async function startAnvil(args: string[] = []): Promise<Anvil> {
   };
   return {
     url,
-    port,
+    port: listening,
     client,
     rpc,
     mine: async (blocks = 1) => {
