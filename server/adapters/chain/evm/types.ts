@@ -28,7 +28,7 @@ export type DepositReport = {
 };
 
 /** Where reports go; must be idempotent per (network, txHash, outputIndex, state). */
-export type DepositSink = (report: DepositReport) => Promise<void>;
+export type DepositSink = (report: DepositReport) => Promise<unknown>;
 
 /** A configured token contract. */
 export type TokenContract = { currency: string; address: `0x${string}` };
