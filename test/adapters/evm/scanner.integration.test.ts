@@ -243,4 +243,31 @@ describe('EVM scanner on anvil', () => {
       `CONFIRMED ETH 0.02 → ${target.slice(0, 8)} #0`,
     ]);
   });
+
+  test('scanners of the same network racing (two processes) report each transfer once', async () => {
+    const mark = reports.length;
+    const target = book.depositAddress(10);
+    await sendEth(target, '0.03');
+    await anvil.mine(CONFIRMATIONS);
+    // Whichever order they take the advisory lock in (a loser's tick returns null), one report of each.
+    await Promise.all([scanner().tick(), scanner().tick(), scanner().tick()]);
+    await scanner().tick();
+    expect(since(mark).map((l) => l.replace(/ c\d+$/, ''))).toEqual([
+      `SEEN ETH 0.03 → ${target.slice(0, 8)} #0`,
+      `CONFIRMED ETH 0.03 → ${target.slice(0, 8)} #0`,
+    ]);
+  });
+
+  // Last: it leaves this file's scanner stopped on purpose.
+  test('a reorg deeper than the kept blocks stops the scanner for an operator instead of guessing; the cursor stays', async () => {
+    const shallow = scanner({ keepBlocks: 2 });
+    await anvil.mine(3);
+    await shallow.tick();
+    const [kept] = await database.sql<{ count: string }[]>`select count(*) from evm_blocks where network = 'ETH'`;
+    expect(Number(kept?.count)).toBeLessThanOrEqual(3);
+    const before = await shallow.status();
+    await anvil.rpc('anvil_reorg', [5, []]);
+    await expect(shallow.tick()).rejects.toThrow(/reorg deeper than the \d+ kept blocks/);
+    expect((await shallow.status()).height).toBe(before.height);
+  });
 });
