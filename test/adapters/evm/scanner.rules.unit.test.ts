@@ -59,6 +59,14 @@ describe('scanner rules', () => {
     ]);
   });
 
+  test("Kassa's own senders (the treasury's gas top-ups) are not deposits, native or token", () => {
+    const block = { number: 7n, hash: h(7), transactions: [{ hash: h(1), from: B, to: A, value: 5n }] };
+    expect(nativeTransfers(block as never, new Set([A]), 'ETH', new Set([B]))).toEqual([]);
+    expect(nativeTransfers(block as never, new Set([A]), 'ETH', new Set(['0x0000000000000000000000000000000000000001']))).toHaveLength(1);
+    const log: TransferLog = { address: TOKEN, transactionHash: h(1), logIndex: 0, blockNumber: 9n, blockHash: h(9), from: B, to: A, value: 1n };
+    expect(tokenTransfers([log], new Map([[TOKEN, { currency: 'USDT', decimals: 6 }]]), new Set([A]), new Set([B]))).toEqual([]);
+  });
+
   test('tokens: configured contracts only, to watched addresses only, scaled by decimals, log index as output index', () => {
     const log = (over: Partial<TransferLog>): TransferLog => ({
       address: TOKEN, transactionHash: h(1), logIndex: 3, blockNumber: 9n, blockHash: h(9), from: B, to: A, value: 12_345_678n, ...over,

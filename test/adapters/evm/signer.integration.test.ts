@@ -13,7 +13,9 @@ import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { addressBook } from '../../../server/adapters/chain/evm/keys.js';
 import { createEvmClient } from '../../../server/adapters/chain/evm/rpc.js';
+import { EvmScanner } from '../../../server/adapters/chain/evm/scanner.js';
 import { openEvmSigner, type EvmSigner, type SignerOptions } from '../../../server/adapters/chain/evm/signer.js';
+import type { DepositReport } from '../../../server/adapters/chain/evm/types.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { ANVIL_MNEMONIC, startAnvil, type Anvil } from './anvil.js';
 import { deployTestToken } from './erc20.js';
@@ -200,6 +202,15 @@ describe('EVM signer on anvil', () => {
 
   test('token sweep: the treasury first sends just enough gas, then the deposit address sweeps its tokens', async () => {
     const deposit = book.depositAddress(1);
+    // A scanner watching the deposit address, told the treasury is Kassa's own sender.
+    const reports: DepositReport[] = [];
+    const scanner = new EvmScanner({
+      sql: database.sql, network: 'ETH', client: createEvmClient(anvil.url, { retryCount: 0 }),
+      watched: new Set([deposit.toLowerCase()]), ownSenders: new Set([signer.treasury.toLowerCase()]),
+      tokens: [{ currency: 'USDT', address: token.address }], confirmations: 100, sink: async (r) => void reports.push(r),
+      startHeight: (await anvil.client.getBlockNumber()) + 1n,
+    });
+    await scanner.tick();
     await funder.writeContract({ account: funder.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [deposit, 40_000_000n] } as never);
     expect(await ethOf(deposit)).toBe(0n);
     const treasuryUsdt = await usdtOf(signer.treasury);
@@ -220,6 +231,9 @@ describe('EVM signer on anvil', () => {
     expect(await usdtOf(deposit)).toBe(0n);
     expect(await usdtOf(signer.treasury)).toBe(treasuryUsdt + 40_000_000n);
     expect(await ethOf(deposit)).toBe(topUpTx.value! - receipt.gasUsed * receipt.effectiveGasPrice);
+    // The customer's 40 USDT is the only deposit seen; the treasury's gas top-up is not one.
+    await scanner.tick();
+    expect(reports.map((r) => `${r.state} ${r.currency} ${r.amount}`)).toEqual(['SEEN USDT 40']);
     // Idempotent: the same sweep id answers with the same transaction.
     const third = await signer.sweepToken('sweep-usdt-1', 1, 'USDT');
     expect(third.status !== 'HELD' && 'txHash' in third && third.txHash).toBe(sweep.tx_hash);

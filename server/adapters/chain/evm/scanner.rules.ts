@@ -59,18 +59,22 @@ export type TransferLog = {
 /** Lower-case lookup: the watched set can be 10,000+ addresses, so a Set, never a topic filter. */
 export type WatchedAddresses = { has: (lowercaseAddress: string) => boolean };
 
+const NOBODY: WatchedAddresses = { has: () => false };
+
 /**
  * Native transfers: a transaction whose recipient is watched and that moves
- * value. Whether it succeeded needs its receipt (a reverted call moves
+ * value, not sent by Kassa itself (`ownSenders`: the treasury's gas top-ups
+ * to deposit addresses are not customer deposits). Whether it succeeded needs its receipt (a reverted call moves
  * nothing): the caller checks that for these few candidates.
  */
 export function nativeTransfers(
   block: { number: bigint; hash: Hex; transactions: readonly BlockTransaction[] },
   watched: WatchedAddresses,
   currency: string,
+  ownSenders: WatchedAddresses = NOBODY,
 ): Transfer[] {
   return block.transactions
-    .filter((tx) => tx.to !== null && tx.value > 0n && watched.has(tx.to.toLowerCase()))
+    .filter((tx) => tx.to !== null && tx.value > 0n && watched.has(tx.to.toLowerCase()) && !ownSenders.has(tx.from.toLowerCase()))
     .map((tx) => ({
       txHash: tx.hash,
       outputIndex: 0,
@@ -89,11 +93,12 @@ export function tokenTransfers(
   logs: readonly TransferLog[],
   tokens: ReadonlyMap<string, { currency: string; decimals: number }>,
   watched: WatchedAddresses,
+  ownSenders: WatchedAddresses = NOBODY,
 ): Transfer[] {
   const transfers: Transfer[] = [];
   for (const log of logs) {
     const token = tokens.get(log.address.toLowerCase());
-    if (!token || log.value === 0n || !watched.has(log.to.toLowerCase())) continue;
+    if (!token || log.value === 0n || !watched.has(log.to.toLowerCase()) || ownSenders.has(log.from.toLowerCase())) continue;
     transfers.push({
       txHash: log.transactionHash,
       outputIndex: log.logIndex,

@@ -38,6 +38,11 @@ export type ScannerOptions = {
   /** Lower-case deposit addresses; consulted on every block, so it may grow while the scanner runs. */
   watched: WatchedAddresses;
   tokens: TokenContract[];
+  /**
+   * Lower-case addresses of Kassa's own senders, at least the treasury (`<xpub>/1/0`): what they
+   * send to a deposit address (the gas top-up before a token sweep) is not a deposit.
+   */
+  ownSenders?: WatchedAddresses;
   /** `KASSA_<NET>_CONFIRMATIONS`. */
   confirmations: number;
   sink: DepositSink;
@@ -279,8 +284,9 @@ export class EvmScanner {
     if (logs.some((log) => hashAt.get(log.blockNumber) !== log.blockHash)) throw new ChainMovedError('logs from another chain');
 
     const watched = this.options.watched;
-    const native = blocks.flatMap((block) => nativeTransfers(block, watched, NATIVE_CURRENCY[this.network]));
-    const transfers = [...(await this.successful(native)), ...tokenTransfers(logs, this.tokenInfo!, watched)];
+    const own = this.options.ownSenders;
+    const native = blocks.flatMap((block) => nativeTransfers(block, watched, NATIVE_CURRENCY[this.network], own));
+    const transfers = [...(await this.successful(native)), ...tokenTransfers(logs, this.tokenInfo!, watched, own)];
     const last = blocks[blocks.length - 1]!;
 
     await this.sql.begin(async (tx) => {
