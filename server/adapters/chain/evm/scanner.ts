@@ -12,7 +12,7 @@
  * (network, txHash, outputIndex, state)); CONFIRMED is unique in the table.
  */
 import type postgres from 'postgres';
-import { parseAbi, parseAbiItem, type Hex, type PublicClient } from 'viem';
+import { BaseError, parseAbi, parseAbiItem, RpcError, RpcRequestError, type Address, type Hex, type PublicClient } from 'viem';
 import {
   blockRanges,
   confirmationsAt,
@@ -334,21 +334,37 @@ export class EvmScanner {
     if (addresses.length === 0) return [];
     const found: TransferLog[] = [];
     for (const [fromBlock, toBlock] of blockRanges(from, to, this.options.logRangeCap ?? 500)) {
-      const logs = await this.client.getLogs({ address: addresses, event: TRANSFER_EVENT, fromBlock, toBlock, strict: true });
-      for (const log of logs) {
-        found.push({
-          address: log.address,
-          transactionHash: log.transactionHash,
-          logIndex: log.logIndex,
-          blockNumber: log.blockNumber,
-          blockHash: log.blockHash,
-          from: log.args.from,
-          to: log.args.to,
-          value: log.args.value,
-        });
-      }
+      found.push(...(await this.getLogsSplitting(addresses, fromBlock, toBlock)));
     }
     return found;
+  }
+
+  /**
+   * `eth_getLogs` over [from, to]; when the node refuses the range with a
+   * JSON-RPC error (providers cap ranges and result counts below any cap we
+   * could configure for all of them), halve it and try the halves. A failing
+   * or silent node (HTTP error, timeout) is not split: it is an outage.
+   */
+  private async getLogsSplitting(addresses: Address[], fromBlock: bigint, toBlock: bigint): Promise<TransferLog[]> {
+    let logs;
+    try {
+      logs = await this.client.getLogs({ address: addresses, event: TRANSFER_EVENT, fromBlock, toBlock, strict: true });
+    } catch (error) {
+      const refused = error instanceof BaseError && error.walk((e) => e instanceof RpcError || e instanceof RpcRequestError) !== null;
+      if (!refused || fromBlock >= toBlock) throw error;
+      const middle = fromBlock + (toBlock - fromBlock) / 2n;
+      return [...(await this.getLogsSplitting(addresses, fromBlock, middle)), ...(await this.getLogsSplitting(addresses, middle + 1n, toBlock))];
+    }
+    return logs.map((log) => ({
+      address: log.address,
+      transactionHash: log.transactionHash,
+      logIndex: log.logIndex,
+      blockNumber: log.blockNumber,
+      blockHash: log.blockHash,
+      from: log.args.from,
+      to: log.args.to,
+      value: log.args.value,
+    }));
   }
 
   /** Native candidates whose transaction did not revert (a reverted call moves no value). */
@@ -391,7 +407,8 @@ export class EvmScanner {
   private async advance(height: bigint): Promise<void> {
     const open = await this.sql<{ tx_hash: Hex; output_index: number; state: 'SEEN' | 'CONFIRMED'; block_number: string | null; orphaned_at: string | null }[]>`
       select tx_hash, output_index, state, block_number, orphaned_at from evm_deposits
-       where network = ${this.network} and (state = 'SEEN' or (state = 'CONFIRMED' and block_number is null))`;
+       where network = ${this.network} and (state = 'SEEN' or (state = 'CONFIRMED' and block_number is null))
+       order by block_number nulls first, first_seen_at, output_index`;
     for (const d of open) {
       const facts = {
         state: d.state,
