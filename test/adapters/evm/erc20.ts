@@ -34,11 +34,19 @@ contract TestToken {
     for (uint256 i = 0; i < to.length; i++) transfer(to[i], value[i]);
   }
 }
+// Pays on by an internal call, as a smart-contract wallet does: no transaction is addressed to the payee.
+contract Forwarder {
+  function forward(address payable to) external payable {
+    (bool ok, ) = to.call{value: msg.value}("");
+    require(ok, "forward");
+  }
+}
 `;
 
-let compiled: { abi: Abi; bytecode: Hex } | undefined;
+type Compiled = { abi: Abi; bytecode: Hex };
+let compiled: Record<'TestToken' | 'Forwarder', Compiled> | undefined;
 
-export function compileTestToken(): { abi: Abi; bytecode: Hex } {
+function compileAll(): Record<'TestToken' | 'Forwarder', Compiled> {
   if (compiled) return compiled;
   const input = {
     language: 'Solidity',
@@ -51,9 +59,25 @@ export function compileTestToken(): { abi: Abi; bytecode: Hex } {
   };
   const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
-  const contract = output.contracts['TestToken.sol']!['TestToken']!;
-  compiled = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  const pick = (name: string): Compiled => {
+    const contract = output.contracts['TestToken.sol']![name]!;
+    return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  };
+  compiled = { TestToken: pick('TestToken'), Forwarder: pick('Forwarder') };
   return compiled;
+}
+
+export function compileTestToken(): Compiled {
+  return compileAll().TestToken;
+}
+
+/** A contract that forwards the ETH it receives to `to` by an internal call. */
+export async function deployForwarder(wallet: WalletClient, client: PublicClient): Promise<{ address: Hex; abi: Abi }> {
+  const { abi, bytecode } = compileAll().Forwarder;
+  const hash = await wallet.deployContract({ abi, bytecode, account: wallet.account!, chain: null });
+  const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+  if (!receipt.contractAddress) throw new Error('forwarder deployment failed');
+  return { address: receipt.contractAddress, abi };
 }
 
 export async function deployTestToken(wallet: WalletClient, client: PublicClient, decimals = 6): Promise<{ address: Hex; abi: Abi }> {

@@ -7,6 +7,7 @@ import {
   nativeTransfers,
   nextState,
   tokenTransfers,
+  unexplainedNative,
   type TransferLog,
 } from '../../../server/adapters/chain/evm/scanner.rules.js';
 
@@ -93,5 +94,12 @@ describe('scanner rules', () => {
   test('a fetched range must chain by parent hash', () => {
     expect(isContiguous([{ hash: h(1), parentHash: h(0) }, { hash: h(2), parentHash: h(1) }])).toBe(true);
     expect(isContiguous([{ hash: h(1), parentHash: h(0) }, { hash: h(2), parentHash: h(5) }])).toBe(false);
+  });
+
+  test('balance reconciliation: deposits + Kassa\'s own transfers in − value and fees out', () => {
+    expect(unexplainedNative({ balance: 100n, deposited: 100n, receivedFromKassa: 0n, sentValue: 0n, feesPaid: 0n })).toBe(0n);
+    expect(unexplainedNative({ balance: 7n, deposited: 100n, receivedFromKassa: 50n, sentValue: 100n, feesPaid: 43n })).toBe(0n);
+    expect(unexplainedNative({ balance: 57n, deposited: 100n, receivedFromKassa: 50n, sentValue: 100n, feesPaid: 43n })).toBe(50n);
+    expect(unexplainedNative({ balance: 0n, deposited: 10n, receivedFromKassa: 0n, sentValue: 0n, feesPaid: 0n })).toBe(-10n);
   });
 });

@@ -141,3 +141,21 @@ export function nextState(deposit: DepositFacts, height: bigint, required: numbe
 export function isContiguous(blocks: ReadonlyArray<{ hash: Hex; parentHash: Hex }>): boolean {
   return blocks.every((block, i) => i === 0 || block.parentHash === blocks[i - 1]!.hash);
 }
+
+/**
+ * Balance reconciliation of a deposit address: what its native balance
+ * should be from the flows Kassa knows (deposits found by the block scan,
+ * Kassa's own transfers to it, what it sent and the fees it paid). A positive
+ * remainder is value that arrived unseen — an internal transfer from a
+ * contract (a smart-contract wallet paying), which a block scan of
+ * transactions cannot see; a negative one is value gone without Kassa.
+ */
+export function unexplainedNative(flows: {
+  balance: bigint;
+  deposited: bigint;
+  receivedFromKassa: bigint;
+  sentValue: bigint;
+  feesPaid: bigint;
+}): bigint {
+  return flows.balance - (flows.deposited + flows.receivedFromKassa - flows.sentValue - flows.feesPaid);
+}

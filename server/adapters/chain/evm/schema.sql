@@ -103,6 +103,8 @@ create table if not exists evm_transactions (
   max_priority_fee_per_gas numeric(78, 0),
   block_number bigint,
   success boolean,
+  -- gas used × effective gas price, from the receipt (paid even when the call reverted)
+  fee_paid numeric(78, 0),
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now()
 );

@@ -211,6 +211,7 @@ export class EvmSigner {
       await this.sql`
         update evm_transactions
            set status = 'MINED', tx_hash = ${tx_hash}, block_number = ${String(receipt.blockNumber)}, success = ${receipt.status === 'success'},
+               fee_paid = ${String(receipt.gasUsed * receipt.effectiveGasPrice)},
                raw_tx = (select raw_tx from evm_transaction_attempts where tx_hash = ${tx_hash}), updated_at = now()
          where id = ${id}`;
       return this.stored((await this.row(id))!);
