@@ -161,6 +161,7 @@ export class EvmScanner {
     let cursor = await this.cursor();
     if (!cursor) cursor = await this.anchor(tip);
     let moved = 0;
+    let delivered = 0;
     for (;;) {
       // The cursor block must still be on the best chain (a reorg to a shorter or equal chain shows only here).
       const current = await this.blockOrNull(cursor.height);
@@ -180,13 +181,13 @@ export class EvmScanner {
         continue;
       }
       await this.advance(cursor.height);
-      await this.deliver();
+      delivered += await this.deliver();
     }
     await this.advance(cursor.height);
     await this.sql`
       insert into evm_scanner_state (network, tip, last_scan_at) values (${this.network}, ${String(tip)}, now())
       on conflict (network) do update set tip = excluded.tip, last_scan_at = excluded.last_scan_at`;
-    const delivered = await this.deliver();
+    delivered += await this.deliver();
     const reorgs = (await this.status()).reorgs - startReorgs;
     return { height: cursor.height, tip, reorgs, delivered };
   }
