@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, http, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 
 const BINARY = fileURLToPath(
   new URL('../../../node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil', import.meta.url),
@@ -23,6 +23,11 @@ export type Anvil = {
   snapshot: () => Promise<Hex>;
   revert: (id: Hex) => Promise<boolean>;
   setBalance: (address: Hex, wei: bigint) => Promise<void>;
+  /**
+   * The receipt, once mined. Automine answers eth_sendTransaction before the block exists, so a test
+   * that reads the chain right after sending must wait for this first.
+   */
+  mined: (hash: Hex) => Promise<TransactionReceipt>;
   stop: () => Promise<void>;
 };
 
@@ -56,8 +61,19 @@ export async function startAnvil(args: string[] = [], port = 0): Promise<Anvil> 
     setBalance: async (address, wei) => {
       await rpc('anvil_setBalance', [address, `0x${wei.toString(16)}`]);
     },
+    mined: (hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 20, timeout: 15_000 }),
     stop: () => stopChild(child),
   };
+}
+
+/** Polls `read` until `done` holds (a mined transaction, a state reached), failing after `timeoutMs`. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 function listeningPort(child: ChildProcess): Promise<number> {

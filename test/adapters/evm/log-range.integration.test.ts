@@ -69,8 +69,8 @@ test('refused log ranges are halved until the provider accepts them; no transfer
     startHeight: (await anvil.client.getBlockNumber()) + 1n,
   });
   await scanner.tick();
-  const mint = (to: Hex, value: bigint) =>
-    wallet.writeContract({ account: wallet.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [to, value] } as never);
+  const mint = async (to: Hex, value: bigint) =>
+    anvil.mined(await wallet.writeContract({ account: wallet.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [to, value] } as never));
   await mint(targets[0]!, 1_000_000n);
   await anvil.mine(9);
   await mint(targets[1]!, 2_000_000n);

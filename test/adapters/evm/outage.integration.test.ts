@@ -17,7 +17,7 @@ import { EvmScanner } from '../../../server/adapters/chain/evm/scanner.js';
 import { openEvmSigner } from '../../../server/adapters/chain/evm/signer.js';
 import type { DepositReport } from '../../../server/adapters/chain/evm/types.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
-import { ANVIL_MNEMONIC, startAnvil, type Anvil } from './anvil.js';
+import { ANVIL_MNEMONIC, startAnvil, until, type Anvil } from './anvil.js';
 import { applyEvmSchema } from './evm-schema.js';
 
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
@@ -50,6 +50,7 @@ test('node stopped and restarted: the scanner fails meanwhile, keeps its cursor,
   await scanner.tick();
   const funder = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC), transport: http(anvil.url) });
   const deposit = await funder.sendTransaction({ account: funder.account!, chain: null, to: book.depositAddress(0), value: parseEther('0.4') });
+  await anvil.mined(deposit);
   const mnemonicFile = join(dir, 'mnemonic');
   writeFileSync(mnemonicFile, MNEMONIC, { mode: 0o600 });
   const signer = await openEvmSigner({ sql: database.sql, network: 'ETH', client, mnemonicFile, xpub: XPUB, tokens: [] });
@@ -77,7 +78,7 @@ test('node stopped and restarted: the scanner fails meanwhile, keeps its cursor,
     ['CONFIRMED', deposit, '0.4'],
   ]);
   expect(await signer.rebroadcastPending()).toBe(1);
-  const mined = await signer.refresh('w-outage');
+  const mined = await until(() => signer.refresh('w-outage'), (r) => r.status === 'MINED');
   expect(signed.status).toBe('SIGNED');
   expect(mined.status === 'MINED' && signed.status === 'SIGNED' && mined.txHash === signed.txHash).toBe(true);
   expect(await anvil.client.getBalance({ address: book.depositAddress(5) as Hex })).toBe(parseEther('1'));

@@ -19,7 +19,7 @@ import { EvmScanner } from '../../../server/adapters/chain/evm/scanner.js';
 import { openEvmSigner } from '../../../server/adapters/chain/evm/signer.js';
 import type { DepositReport } from '../../../server/adapters/chain/evm/types.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
-import { ANVIL_MNEMONIC, startAnvil, type Anvil } from './anvil.js';
+import { ANVIL_MNEMONIC, startAnvil, until, type Anvil } from './anvil.js';
 import { deployForwarder } from './erc20.js';
 import { applyEvmSchema } from './evm-schema.js';
 
@@ -57,8 +57,8 @@ test('an internal-call payment is unexplained balance; a scanned and swept depos
   await scanner.tick();
 
   const forwarder = await deployForwarder(wallet, anvil.client);
-  await wallet.writeContract({ account: wallet.account!, chain: null, address: forwarder.address, abi: forwarder.abi as never, functionName: 'forward', args: [viaContract], value: parseEther('0.05') } as never);
-  await wallet.sendTransaction({ account: wallet.account!, chain: null, to: plain, value: parseEther('0.2') });
+  await anvil.mined(await wallet.writeContract({ account: wallet.account!, chain: null, address: forwarder.address, abi: forwarder.abi as never, functionName: 'forward', args: [viaContract], value: parseEther('0.05') } as never));
+  await anvil.mined(await wallet.sendTransaction({ account: wallet.account!, chain: null, to: plain, value: parseEther('0.2') }));
   await scanner.tick();
   // The block scan sees the direct payment only.
   expect(reports.map((r) => `${r.state} ${r.toAddress} ${r.amount}`)).toEqual([`SEEN ${plain} 0.2`, `CONFIRMED ${plain} 0.2`]);
@@ -68,7 +68,7 @@ test('an internal-call payment is unexplained balance; a scanned and swept depos
   writeFileSync(mnemonicFile, MNEMONIC, { mode: 0o600 });
   const signer = await openEvmSigner({ sql: database.sql, network: 'ETH', client, mnemonicFile, xpub: XPUB, tokens: [] });
   expect((await signer.sweepNative('sweep-1', 1)).status).toBe('SENT');
-  expect((await signer.refresh('sweep-1')).status).toBe('MINED');
+  expect((await until(() => signer.refresh('sweep-1'), (r) => r.status === 'MINED')).status).toBe('MINED');
   await scanner.tick();
 
   const [contractPaid, swept] = await reconcileNative({ sql: database.sql, network: 'ETH', client, addresses: [viaContract, plain] });

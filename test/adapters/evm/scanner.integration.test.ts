@@ -45,12 +45,17 @@ function scanner(overrides: Partial<ScannerOptions> = {}): EvmScanner {
   });
 }
 
-async function sendEth(to: Hex, ether: string): Promise<Hex> {
-  return wallet.sendTransaction({ account: wallet.account!, chain: null, to, value: parseEther(ether) });
+/** Sends and (unless automine is off) waits until mined. */
+async function sendEth(to: Hex, ether: string, wait = true): Promise<Hex> {
+  const hash = await wallet.sendTransaction({ account: wallet.account!, chain: null, to, value: parseEther(ether) });
+  if (wait) await anvil.mined(hash);
+  return hash;
 }
 
-async function sendUsdt(to: Hex, baseUnits: bigint): Promise<Hex> {
-  return wallet.writeContract({ account: wallet.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'transfer', args: [to, baseUnits] } as never);
+async function sendUsdt(to: Hex, baseUnits: bigint, wait = true): Promise<Hex> {
+  const hash = await wallet.writeContract({ account: wallet.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'transfer', args: [to, baseUnits] } as never);
+  if (wait) await anvil.mined(hash);
+  return hash;
 }
 
 /** Reports produced since `mark` (an index into `reports`), in a compact comparable form. */
@@ -70,7 +75,7 @@ beforeAll(async () => {
   watched = new Set(Array.from({ length: 20 }, (_, i) => book.depositAddress(i).toLowerCase()));
   while (watched.size < 10_000) watched.add(`0x${randomBytes(20).toString('hex')}`);
   token = await deployTestToken(wallet, anvil.client);
-  await wallet.writeContract({ account: wallet.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [wallet.account!.address, 1_000_000_000_000n] } as never);
+  await anvil.mined(await wallet.writeContract({ account: wallet.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [wallet.account!.address, 1_000_000_000_000n] } as never));
   // Start scanning after the setup blocks.
   const first = scanner({ startHeight: (await anvil.client.getBlockNumber()) + 1n });
   await first.tick();
@@ -112,8 +117,8 @@ describe('EVM scanner on anvil', () => {
     const [a, b] = [book.depositAddress(2), book.depositAddress(3)];
     await anvil.rpc('evm_setAutomine', [false]);
     try {
-      await sendEth(a, '0.1');
-      await sendEth(b, '0.2');
+      await sendEth(a, '0.1', false);
+      await sendEth(b, '0.2', false);
       await wallet.writeContract({ account: wallet.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'multiTransfer', args: [[a, b], [1n, 2_000_001n]] } as never);
       await anvil.mine(1);
     } finally {
@@ -146,7 +151,7 @@ describe('EVM scanner on anvil', () => {
     const raw = await wallet.signTransaction({ ...request, account: wallet.account!, chain: null } as never);
     await anvil.rpc('evm_setAutomine', [false]);
     await anvil.rpc('eth_sendRawTransaction', [raw]);
-    const goneHash = await sendUsdt(gone, 7_000_000n);
+    const goneHash = await sendUsdt(gone, 7_000_000n, false);
     await anvil.mine(1);
     await anvil.rpc('evm_setAutomine', [true]);
     const s = scanner();

@@ -17,7 +17,7 @@ import { EvmScanner } from '../../../server/adapters/chain/evm/scanner.js';
 import { openEvmSigner, type EvmSigner, type SignerOptions } from '../../../server/adapters/chain/evm/signer.js';
 import type { DepositReport } from '../../../server/adapters/chain/evm/types.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
-import { ANVIL_MNEMONIC, startAnvil, type Anvil } from './anvil.js';
+import { ANVIL_MNEMONIC, startAnvil, until, type Anvil } from './anvil.js';
 import { deployTestToken } from './erc20.js';
 import { applyEvmSchema } from './evm-schema.js';
 
@@ -62,8 +62,11 @@ beforeAll(async () => {
   token = await deployTestToken(funder, anvil.client);
   signer = await openEvmSigner(options());
   await anvil.setBalance(signer.treasury, parseEther('10'));
-  await funder.writeContract({ account: funder.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [signer.treasury, 100_000_000n] } as never);
+  await anvil.mined(await funder.writeContract({ account: funder.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [signer.treasury, 100_000_000n] } as never));
 });
+
+/** Refresh until the transaction is mined (automine mines just after answering the broadcast). */
+const settled = (s: EvmSigner, id: string) => until(() => s.refresh(id), (r) => r.status === 'MINED');
 
 afterAll(async () => {
   await anvil?.stop();
@@ -109,7 +112,7 @@ describe('EVM signer on anvil', () => {
     const to = fresh();
     const result = await signer.payout({ id: 'w-usdt-1', network: 'ETH', currency: 'USDT', toAddress: to, amount: '2.5' });
     expect(result.status).toBe('SENT');
-    const refreshed = await signer.refresh('w-usdt-1');
+    const refreshed = await settled(signer, 'w-usdt-1');
     expect(refreshed).toMatchObject({ status: 'MINED', success: true });
     expect(await usdtOf(to)).toBe(2_500_000n);
     expect((await storedRow('w-usdt-1')).amount_base).toBe('2500000');
@@ -129,7 +132,7 @@ describe('EVM signer on anvil', () => {
     await anvil.setBalance(signer.treasury, parseEther('2000'));
     const paid = await signer.payout({ id: 'w-big', network: 'ETH', currency: 'ETH', toAddress: to, amount: '1000' });
     expect(paid.status).toBe('SENT');
-    await signer.refresh('w-big');
+    await settled(signer, 'w-big');
     expect(await ethOf(to)).toBe(parseEther('1000'));
   });
 
@@ -152,7 +155,7 @@ describe('EVM signer on anvil', () => {
     // The generic recovery path too: a stored transaction is rebroadcast by rebroadcastPending.
     const other = await restarted.signPayout({ id: 'w-crash-2', network: 'ETH', currency: 'ETH', toAddress: to, amount: '0.01' });
     expect(await restarted.rebroadcastPending()).toBeGreaterThanOrEqual(1);
-    const mined = await restarted.refresh('w-crash-2');
+    const mined = await settled(restarted, 'w-crash-2');
     expect(mined.status === 'MINED' && other.status === 'SIGNED' && mined.txHash === other.txHash).toBe(true);
   });
 
@@ -175,7 +178,7 @@ describe('EVM signer on anvil', () => {
     } finally {
       await anvil.rpc('evm_setAutomine', [true]);
     }
-    const mined = await signer.refresh('w-bump');
+    const mined = await settled(signer, 'w-bump');
     const row = await storedRow('w-bump');
     expect(mined).toMatchObject({ status: 'MINED', txHash: row.tx_hash, success: true });
     const attempts = await database.sql<{ tx_hash: Hex }[]>`select tx_hash from evm_transaction_attempts where transaction_id = 'w-bump'`;
@@ -187,7 +190,7 @@ describe('EVM signer on anvil', () => {
 
   test('native sweep: a deposit address sends everything but the gas to the treasury', async () => {
     const deposit = book.depositAddress(0);
-    await funder.sendTransaction({ account: funder.account!, chain: null, to: deposit, value: parseEther('0.7') });
+    await anvil.mined(await funder.sendTransaction({ account: funder.account!, chain: null, to: deposit, value: parseEther('0.7') }));
     const treasuryBefore = await ethOf(signer.treasury);
     const result = await signer.sweepNative('sweep-eth-0', 0);
     expect(result.status).toBe('SENT');
@@ -211,7 +214,7 @@ describe('EVM signer on anvil', () => {
       startHeight: (await anvil.client.getBlockNumber()) + 1n,
     });
     await scanner.tick();
-    await funder.writeContract({ account: funder.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [deposit, 40_000_000n] } as never);
+    await anvil.mined(await funder.writeContract({ account: funder.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [deposit, 40_000_000n] } as never));
     expect(await ethOf(deposit)).toBe(0n);
     const treasuryUsdt = await usdtOf(signer.treasury);
     const first = await signer.sweepToken('sweep-usdt-1', 1, 'USDT');
