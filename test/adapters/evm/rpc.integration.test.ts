@@ -60,5 +60,6 @@ test('a node that does not answer fails the call within the timeout', async () =
   await expect(client.getBlockNumber()).rejects.toThrow(/timed out|took too long/i);
   const elapsed = performance.now() - started;
   expect(elapsed).toBeGreaterThanOrEqual(250);
-  expect(elapsed).toBeLessThan(3_000);
+  // Far below viem's 10 s default even on a loaded machine.
+  expect(elapsed).toBeLessThan(5_000);
 });

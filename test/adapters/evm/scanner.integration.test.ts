@@ -14,7 +14,7 @@ import { createEvmClient } from '../../../server/adapters/chain/evm/rpc.js';
 import { EvmScanner, type ScannerOptions } from '../../../server/adapters/chain/evm/scanner.js';
 import type { DepositReport } from '../../../server/adapters/chain/evm/types.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
-import { ANVIL_MNEMONIC, startAnvil, type Anvil } from './anvil.js';
+import { ANVIL_MNEMONIC, startAnvil, until, type Anvil } from './anvil.js';
 import { applyEvmSchema } from './evm-schema.js';
 import { deployTestToken } from './erc20.js';
 
@@ -239,7 +239,7 @@ describe('EVM scanner on anvil', () => {
     const running = scanner().run(controller.signal, 50, (error) => errors.push(error));
     await sendEth(target, '0.02');
     await anvil.mine(CONFIRMATIONS);
-    for (let i = 0; i < 100 && reports.length < mark + 2; i++) await new Promise((r) => setTimeout(r, 50));
+    await until(async () => reports.length, (n) => n >= mark + 2);
     controller.abort();
     await running;
     expect(errors).toEqual([]);
