@@ -10,7 +10,7 @@ import { runningServer, startEmbedded } from '../db/embedded.js';
 import { migrate } from '../db/migrate.js';
 import { sandboxChains } from './adapters/chain/sandbox.js';
 import { sandboxFaucet } from './adapters/chain/sandbox-faucet.js';
-import { paymentCallbackSubscriber } from './modules/callbacks/index.js';
+import { paymentCallbackSubscriber, withdrawalCallbackSubscriber } from './modules/callbacks/index.js';
 import { liveCheckoutSubscriber } from './modules/payments/index.js';
 import type { Config } from './platform/config.js';
 import type { Deps } from './deps.js';
@@ -113,8 +113,9 @@ export function buildDeps(config: Config, database: Database, masterKey: MasterK
     screening: new SandboxScreening(),
     faucet: config.sandbox ? sandboxFaucet : null,
     callbacks: new CallbackSender({ timeoutMs: config.callbackTimeoutMs, allowPrivate: config.allowPrivateCallbackUrls }),
-    // Subscribers of payment status changes, in the transaction of each change.
+    // Subscribers of payment status changes and withdrawal outcomes, in the transaction of each.
     paymentSubscribers: [liveCheckoutSubscriber, paymentCallbackSubscriber(config.publicUrl)],
+    withdrawalSubscribers: [withdrawalCallbackSubscriber],
     limits: new RateLimits(),
     now,
   };

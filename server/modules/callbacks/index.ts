@@ -6,3 +6,4 @@ export * from './payment-callbacks.js';
 export * from './ports.js';
 export * from './signing.js';
 export * from './withdrawal-callback-body.rules.js';
+export * from './withdrawal-callbacks.js';

@@ -10,8 +10,6 @@ import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawalEvents
 import { compareAndSetStatus } from '../../../db/status.js';
 import { enqueue } from '../../../jobs/enqueue.js';
 import { getBusiness, type Business } from '../businesses/index.js';
-import { enqueueCallback } from '../callbacks/index.js';
-import { withdrawalCallbackBody, type CallbackStatus, type WithdrawalForCallback } from '../callbacks/index.js';
 import type { RiskAssessment } from '../compliance/index.js';
 import type { Broadcast, BroadcastResult } from '../networks/index.js';
 import type { WithdrawalsDeps as Deps } from './ports.js';
@@ -231,25 +229,9 @@ async function finalize(
     );
   }
   await transition(tx, w, outcome, reason, at);
-  const [business] = await tx.select({ url: businesses.withdrawalCallbackUrl }).from(businesses).where(eq(businesses.id, w.businessId));
-  if (business?.url) {
-    const status = CALLBACK_STATUS[outcome] as CallbackStatus;
-    const body = withdrawalCallbackBody(status, callbackInput(w));
-    await enqueueCallback(tx, { businessId: w.businessId, kind: 'WITHDRAWAL', subjectId: w.id, url: business.url, body }, at);
-  }
-}
-
-/** The callback's view of a withdrawal: the record's own fields (one formatting), the tag only where the network has tags. */
-function callbackInput(w: WithdrawalRow): WithdrawalForCallback {
-  const r = toWithdrawalRecord(w, 0) as Record<string, unknown>;
-  const pick = <K extends keyof WithdrawalForCallback>(...keys: K[]) => Object.fromEntries(keys.map((k) => [k, r[k]])) as Pick<WithdrawalForCallback, K>;
-  return {
-    ...pick('withdrawalId', 'clientWithdrawalId', 'businessId', 'displayCurrency', 'withdrawCurrency', 'settlementCurrency'),
-    ...pick('expectedDisplayAmount', 'estimatedWithdrawAmount', 'address', 'transactionId'),
-    destinationTag: TAG_NETWORKS.includes(w.network as Network) ? w.destinationTag : null,
-    txAddressOwner: (w.riskAssessment as unknown as RiskAssessment).addressOwner,
-    actuals: (w.actuals ?? undefined) as WithdrawalForCallback['actuals'],
-  };
+  // The end of a withdrawal is an event: its subscribers (the withdrawal callback) write in this transaction.
+  const event = { type: 'withdrawal.ended', withdrawal: w, outcome, callbackStatus: CALLBACK_STATUS[outcome]!, at } as const;
+  for (const subscriber of deps.withdrawalSubscribers) await subscriber(tx, event);
 }
 
 /** What a PROCESSING withdrawal sends: the estimate, less the fee when the recipient pays it. Idempotent per id. */
