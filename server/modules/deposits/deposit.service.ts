@@ -5,9 +5,9 @@
  * deposits to one payment (or a replayed report) serialize instead of losing
  * an update.
  */
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
-import { deposits, payments, refunds } from '../../../db/schema.js';
+import { deposits, payments } from '../../../db/schema.js';
 import type { DepositReport } from '../networks/index.js';
 import type { RiskAssessment } from '../compliance/index.js';
 import type { DepositsDeps as Deps, IngestResult } from './ports.js';

@@ -4,15 +4,12 @@
  * job. A refund that would not exceed the network fee is NON_REFUNDABLE, as
  * is one for an illicit deposit (the funds are frozen).
  */
-import { eq } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { deposits, refunds } from '../../../db/schema.js';
-import { notifyPayment } from '../payments/index.js';
 import { enqueue } from '../../../jobs/enqueue.js';
-import type { DepositsDeps as Deps } from './ports.js';
 import { NETWORK_FEES, type CryptoCurrency, type Network } from '../money/index.js';
 import { Dec } from '../money/index.js';
-import { recordRefundCreated, transitionRefund } from './deposit-transitions.js';
+import { recordRefundCreated } from './deposit-transitions.js';
 
 export type RefundReason = 'OVERPAYMENT' | 'CURRENCY_MISMATCH' | 'FOLLOW_UP_DEPOSIT' | 'RESTRICTED_CURRENCY' | 'ILLICIT_DEPOSIT';
 type DepositRow = typeof deposits.$inferSelect;

@@ -4,7 +4,7 @@
  * building live in pure modules beside them.
  */
 import { depositAddress } from '../networks/index.js';
-import { and, desc, eq, getTableColumns, sql, type Column } from 'drizzle-orm';
+import { and, eq, getTableColumns, sql, type Column } from 'drizzle-orm';
 import { randomBytes } from 'node:crypto';
 import { requestHash } from '../../platform/idempotency.js';
 import { preparedPerPool, type Queryable } from '../../../db/client.js';

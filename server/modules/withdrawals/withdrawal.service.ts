@@ -3,7 +3,7 @@
  * one transaction), approve or reject, broadcast, and record the outcome
  * with its callback — each a checked transition with an event row.
  */
-import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { requestHash } from '../../platform/idempotency.js';
 import type { Queryable } from '../../../db/client.js';
 import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawalEvents, withdrawals } from '../../../db/schema.js';
@@ -19,7 +19,7 @@ import { recordCreated, transition as moveEntity, type EntityStore } from '../..
 import { keyset } from '../../platform/cursor.js';
 import { isInsufficientBalance, postEntries } from '../ledger/index.js';
 import {
-  CRYPTO_DECIMALS, FIAT_DECIMALS, NETWORK_FEES, TAG_NETWORKS, isFiat, type CryptoCurrency, type FiatCurrency, type Network,
+  CRYPTO_DECIMALS, FIAT_DECIMALS, NETWORK_FEES, isFiat, type CryptoCurrency, type FiatCurrency, type Network,
 } from '../money/index.js';
 import { Dec, formatAmount, parseAmount, roundTo } from '../money/index.js';
 import type { PricedCurrency } from '../money/index.js';
