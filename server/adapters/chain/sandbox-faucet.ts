@@ -65,10 +65,11 @@ export async function simulateDeposit(deps: Deps, payment: PaymentRow, input: Si
   return { transactionId, txHash, ingest };
 }
 
-/** Report a sandbox transaction's current state to deposit ingestion (idempotent). */
-export async function reportSandboxTx(deps: Deps, transactionId: string): Promise<IngestResult> {
+/** Report a sandbox transaction's current state (or `as`, an earlier one) to deposit ingestion (idempotent). */
+export async function reportSandboxTx(deps: Deps, transactionId: string, as?: ChainState): Promise<IngestResult> {
   const [row] = await deps.database.db.select().from(sandboxTransactions).where(eq(sandboxTransactions.id, transactionId));
   if (!row) return { outcome: 'IGNORED' };
+  if (as) row.status = as;
   return ingestDeposit(deps, {
     network: row.network as Network,
     txHash: row.txHash,
@@ -86,6 +87,11 @@ export async function reportSandboxTx(deps: Deps, transactionId: string): Promis
 
 /** The sandbox chain's block: confirm (or drop) the transaction, then report it. */
 export async function settleSandboxTx(deps: Deps, transactionId: string): Promise<IngestResult> {
+  // A real chain shows a transaction (SEEN) before its block. The request that made this one
+  // reports SEEN itself, but this job can run first (its time already past, a busy machine): the
+  // deposit would then be born CONFIRMED (skipping AWAITING and its callback) or, when dropped,
+  // never born at all. So report SEEN here first; ingestion ignores the repeat.
+  await reportSandboxTx(deps, transactionId, 'SEEN');
   await deps.database.db.transaction(async (tx) => {
     const [row] = await tx.select().from(sandboxTransactions).where(eq(sandboxTransactions.id, transactionId)).for('update');
     if (row?.status === 'SEEN') {

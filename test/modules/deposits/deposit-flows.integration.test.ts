@@ -757,6 +757,30 @@ describe('driven by hand (no worker)', () => {
       where j.payload->>'paymentId' = ${paymentId}`);
   }
 
+  describe("the chain's block before the request's own report", () => {
+    // The settle job can run before the request that created the transaction reports it (its run
+    // time already past on a busy machine): the deposit must still be born UNCONFIRMED.
+    it.each([
+      [true, 'CONFIRMED', ['PENDING', 'AWAITING', 'DEPOSITED']],
+      [false, 'FAILED', ['PENDING', 'AWAITING', 'FAILED']],
+    ] as const)('will confirm: %s → deposit %s, recorded through UNCONFIRMED', async (willConfirm, final, paymentPath) => {
+      const p = await mBtc('0.01');
+      const [pay] = await rows<{ wallet_address: string }>(m.db.sql`select wallet_address from payments where id = ${p.paymentId}`);
+      const txHash = sandboxTxHash('BTC', randomUUID());
+      await m.db.sql`insert into sandbox_transactions (network, tx_hash, from_address, to_address, currency, amount, status, will_confirm)
+        values ('BTC', ${txHash}, 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', ${pay!.wallet_address}, 'BTC', '0.01', 'SEEN', ${willConfirm})`;
+      await mine(txHash);
+      const r = await mRead(p.paymentId);
+      const d = depositOf(r, txHash);
+      expect(d.status).toBe(final);
+      const depositPath = await rows<{ to_status: string }>(m.db.sql`
+        select e.to_status from deposit_events e join deposits d on d.id = e.deposit_id where d.tx_hash = ${txHash} order by e.id`);
+      expect(depositPath.map((e) => e.to_status)).toEqual(['UNCONFIRMED', final]);
+      const payment = await rows<{ to_status: string }>(m.db.sql`select to_status from payment_events where payment_id = ${p.paymentId} order by id`);
+      expect(payment.map((e) => e.to_status)).toEqual(paymentPath);
+    });
+  });
+
   describe('expiry', () => {
     it('a ONE_TIME payment gets exactly one expire_payment job at its expiry, from the sweep two minutes ahead; past it, it expires', async () => {
       const createdAt = m.clock.now();

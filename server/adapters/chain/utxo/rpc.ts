@@ -1,0 +1,113 @@
+/**
+ * Bitcoin Core-compatible JSON-RPC over fetch. Credentials in the URL
+ * (`http://user:pass@host:port`) become an HTTP Basic header, because Node's fetch refuses a URL
+ * that carries credentials. Every call has a timeout; failures are typed so callers can tell a
+ * node that said no (RpcError, with Core's code) from one that did not answer.
+ */
+
+/** The node answered with a JSON-RPC error (e.g. -5 no such transaction, -26 rejected, -27 already in chain). */
+export class RpcError extends Error {
+  constructor(
+    readonly method: string,
+    readonly code: number,
+    message: string,
+  ) {
+    super(`${method}: ${message} (code ${code})`);
+    this.name = 'RpcError';
+  }
+}
+
+/** Transport failure: refused connection, timeout, non-JSON or an HTTP status without a JSON-RPC body (401, 404 wallet). */
+export class RpcUnavailableError extends Error {
+  constructor(
+    readonly method: string,
+    readonly reason: 'timeout' | 'connection' | 'http',
+    detail: string,
+    readonly status?: number,
+  ) {
+    super(`${method}: node unavailable (${reason}): ${detail}`);
+    this.name = 'RpcUnavailableError';
+  }
+}
+
+/** Core's RPC error codes Kassa reacts to. */
+export const RPC_CODES = {
+  INVALID_ADDRESS_OR_KEY: -5, // no such transaction / block
+  VERIFY_REJECTED: -26,
+  VERIFY_ALREADY_IN_CHAIN: -27,
+  VERIFY_ERROR: -25, // missing inputs (spent or unknown)
+} as const;
+
+/**
+ * Core prints amounts as fixed-point JSON numbers ("value": 1.50000000); JSON.parse would make
+ * them floats. Quote them first so they reach Kassa as exact decimal strings.
+ */
+const AMOUNT_FIELD = /"(value|fee|feerate|amount|balance|fees|base|modified|ancestor|descendant|mempoolminfee|minrelaytxfee|relayfee|incrementalfee)":\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)/g;
+export function exactAmounts(text: string): string {
+  return text.replace(AMOUNT_FIELD, '"$1":"$2"');
+}
+
+export type RpcOptions = { timeoutMs?: number };
+
+export class RpcClient {
+  private readonly endpoint: string;
+  private readonly authorization: string | undefined;
+  private readonly timeoutMs: number;
+  private nextId = 1;
+
+  constructor(url: string, options: RpcOptions = {}) {
+    const parsed = new URL(url);
+    if (parsed.username || parsed.password) {
+      const user = decodeURIComponent(parsed.username);
+      const pass = decodeURIComponent(parsed.password);
+      this.authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+      parsed.username = '';
+      parsed.password = '';
+    }
+    this.endpoint = parsed.toString();
+    this.timeoutMs = options.timeoutMs ?? 15_000;
+  }
+
+  /** The same node, another path (e.g. `/wallet/funder`): shares credentials and timeout. */
+  withPath(path: string): RpcClient {
+    const client = Object.create(RpcClient.prototype) as RpcClient;
+    const url = new URL(this.endpoint);
+    url.pathname = path;
+    Object.assign(client, { endpoint: url.toString(), authorization: this.authorization, timeoutMs: this.timeoutMs, nextId: 1 });
+    return client;
+  }
+
+  async call<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.authorization) headers.authorization = this.authorization;
+    let response: Response;
+    try {
+      response = await fetch(this.endpoint, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '1.0', id: this.nextId++, method, params }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      const e = error as Error & { cause?: { code?: string } };
+      if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new RpcUnavailableError(method, 'timeout', `no answer in ${this.timeoutMs} ms`);
+      throw new RpcUnavailableError(method, 'connection', e.cause?.code ?? e.message);
+    }
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw new RpcUnavailableError(method, 'timeout', (error as Error).message);
+    }
+    // Core answers RPC errors with HTTP 500 (or 404 for an unknown method) and a JSON body; other statuses have none.
+    let body: { result?: T; error?: { code: number; message: string } | null } | undefined;
+    try {
+      body = JSON.parse(exactAmounts(text));
+    } catch {
+      throw new RpcUnavailableError(method, 'http', `HTTP ${response.status} ${text.slice(0, 200)}`, response.status);
+    }
+    if (body?.error) throw new RpcError(method, body.error.code, body.error.message);
+    if (!response.ok) throw new RpcUnavailableError(method, 'http', `HTTP ${response.status}`, response.status);
+    return body!.result as T;
+  }
+}

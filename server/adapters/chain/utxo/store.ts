@@ -1,0 +1,232 @@
+/**
+ * The engine's SQL (tables in schema.sql). Only database I/O here: no node calls, so no
+ * transaction ever waits on a node.
+ */
+import { readFileSync } from 'node:fs';
+import type postgres from 'postgres';
+import type { ChainState } from './types.js';
+import type { Branch } from './keys.js';
+import type { StoredBlock } from './scanner.rules.js';
+
+export type Sql = postgres.Sql;
+/** The pool or a transaction. */
+export type SqlLike = postgres.Sql | postgres.TransactionSql;
+
+const SCHEMA_URL = new URL('./schema.sql', import.meta.url);
+
+/** Create the engine's tables if they are missing (idempotent). */
+export async function applySchema(sql: Sql): Promise<void> {
+  await sql.unsafe(readFileSync(SCHEMA_URL, 'utf8'));
+}
+
+export type WatchedAddress = { branch: Branch; idx: number; address: string; script: string };
+
+export async function watchedAddresses(sql: SqlLike, network: string): Promise<WatchedAddress[]> {
+  return sql<WatchedAddress[]>`select branch, idx, address, script from utxo_addresses where network = ${network}`;
+}
+
+export async function insertAddresses(sql: SqlLike, network: string, rows: WatchedAddress[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`insert into utxo_addresses ${sql(rows.map((r) => ({ network, ...r })), 'network', 'branch', 'idx', 'address', 'script')} on conflict do nothing`;
+}
+
+/** Per branch: how many addresses are derived (indices 0..derived-1, always contiguous) and the highest used index. */
+export async function addressStats(sql: SqlLike, network: string): Promise<Map<Branch, { derived: number; highestUsed: number }>> {
+  const rows = await sql<{ branch: Branch; derived: number; highest_used: number }[]>`
+    select branch, (max(idx) + 1)::int as derived, coalesce(max(idx) filter (where used), -1)::int as highest_used
+    from utxo_addresses where network = ${network} group by branch`;
+  const stats = new Map<Branch, { derived: number; highestUsed: number }>([
+    [0, { derived: 0, highestUsed: -1 }],
+    [1, { derived: 0, highestUsed: -1 }],
+  ]);
+  for (const r of rows) stats.set(Number(r.branch) as Branch, { derived: r.derived, highestUsed: r.highest_used });
+  return stats;
+}
+
+export async function readCursor(sql: SqlLike, network: string): Promise<StoredBlock | null> {
+  const [row] = await sql<StoredBlock[]>`select height, hash from utxo_cursor where network = ${network}`;
+  return row ?? null;
+}
+
+export async function storedBlocks(sql: SqlLike, network: string, below: number, limit: number): Promise<StoredBlock[]> {
+  return sql<StoredBlock[]>`select height, hash from utxo_blocks where network = ${network} and height <= ${below} order by height desc limit ${limit}`;
+}
+
+/** Blocks kept for walk-back; a reorg deeper than this restarts from the node's hash at the fork. */
+export const KEPT_BLOCKS = 1000;
+
+export async function setCursor(sql: SqlLike, network: string, block: StoredBlock): Promise<void> {
+  await sql`insert into utxo_blocks (network, height, hash) values (${network}, ${block.height}, ${block.hash})
+            on conflict (network, height) do update set hash = excluded.hash`;
+  await sql`delete from utxo_blocks where network = ${network} and height <= ${block.height - KEPT_BLOCKS}`;
+  await sql`insert into utxo_cursor (network, height, hash) values (${network}, ${block.height}, ${block.hash})
+            on conflict (network) do update set height = excluded.height, hash = excluded.hash, updated_at = now()`;
+}
+
+/**
+ * Blocks above `height` left the best chain: forget them, and take their outputs back to
+ * unconfirmed. A credited (CONFIRMED) output keeps its state and is flagged for operator review.
+ */
+export async function disconnectAbove(sql: SqlLike, network: string, height: number): Promise<number> {
+  const moved = await sql`
+    update utxo_outputs set block_hash = null, block_height = null,
+      reorged_after_credit = reorged_after_credit or state = 'CONFIRMED'
+    where network = ${network} and block_height > ${height}`;
+  await sql`delete from utxo_blocks where network = ${network} and height > ${height}`;
+  return moved.count;
+}
+
+export type NewOutput = {
+  txid: string;
+  vout: number;
+  branch: Branch;
+  idx: number;
+  address: string;
+  script: string;
+  amount: bigint;
+  fromAddress: string;
+  fee: bigint | null;
+};
+
+/** Outpoints already recorded among these transactions' (so the scanner reads sender and fee only for new ones). */
+export async function knownOutputs(sql: SqlLike, network: string, txids: string[]): Promise<Set<string>> {
+  if (txids.length === 0) return new Set();
+  const rows = await sql<{ txid: string; vout: number }[]>`
+    select txid, vout from utxo_outputs where network = ${network} and txid = any(${txids})`;
+  return new Set(rows.map((r) => `${r.txid}:${r.vout}`));
+}
+
+/**
+ * Record outputs paying watched addresses; `block` is where they are mined on the best chain
+ * (null: mempool). The primary key makes a second sighting an update, never a second row.
+ */
+export async function upsertOutputs(sql: SqlLike, network: string, outputs: NewOutput[], block: StoredBlock | null): Promise<void> {
+  for (const o of outputs) {
+    await sql`
+      insert into utxo_outputs (network, txid, vout, branch, idx, address, script, amount, from_address, fee, block_hash, block_height)
+      values (${network}, ${o.txid}, ${o.vout}, ${o.branch}, ${o.idx}, ${o.address}, ${o.script}, ${o.amount.toString()},
+              ${o.fromAddress}, ${o.fee === null ? null : o.fee.toString()}, ${block?.hash ?? null}, ${block?.height ?? null})
+      on conflict (network, txid, vout) do update set
+        block_hash = coalesce(excluded.block_hash, utxo_outputs.block_hash),
+        block_height = coalesce(excluded.block_height, utxo_outputs.block_height)`;
+    await sql`update utxo_addresses set used = true where network = ${network} and branch = ${o.branch} and idx = ${o.idx} and not used`;
+  }
+}
+
+/** Outputs spent by transactions seen on chain or in the mempool. */
+export async function markSpent(sql: SqlLike, network: string, spends: { txid: string; vout: number; spender: string }[]): Promise<void> {
+  if (spends.length === 0) return;
+  await sql`
+    update utxo_outputs o set spent_by = s.spender
+    from unnest(${spends.map((s) => s.txid)}::text[], ${spends.map((s) => s.vout)}::int[], ${spends.map((s) => s.spender)}::text[]) as s(txid, vout, spender)
+    where o.network = ${network} and o.txid = s.txid and o.vout = s.vout and o.spent_by is distinct from s.spender`;
+}
+
+export type OutputRow = {
+  txid: string;
+  vout: number;
+  branch: Branch;
+  idx: number;
+  address: string;
+  script: string;
+  amount: bigint;
+  fromAddress: string;
+  fee: bigint | null;
+  blockHash: string | null;
+  blockHeight: number | null;
+  state: ChainState;
+  spentBy: string | null;
+  reportedState: ChainState | null;
+  reportedConfirmations: number | null;
+};
+
+type RawOutputRow = Omit<OutputRow, 'amount' | 'fee' | 'branch'> & { amount: string; fee: string | null; branch: number };
+
+function toOutputRow(r: RawOutputRow): OutputRow {
+  return { ...r, branch: Number(r.branch) as Branch, amount: BigInt(r.amount), fee: r.fee === null ? null : BigInt(r.fee) };
+}
+
+const OUTPUT_COLUMNS = (sql: SqlLike) => sql`
+  txid, vout, branch, idx, address, script, amount, from_address as "fromAddress", fee, block_hash as "blockHash",
+  block_height as "blockHeight", state, spent_by as "spentBy", reported_state as "reportedState",
+  reported_confirmations as "reportedConfirmations"`;
+
+/** Outputs still moving: SEEN, or not yet reported in their final state. */
+export async function openOutputs(sql: SqlLike, network: string): Promise<OutputRow[]> {
+  const rows = await sql<RawOutputRow[]>`
+    select ${OUTPUT_COLUMNS(sql)} from utxo_outputs
+    where network = ${network} and (state = 'SEEN' or reported_state is distinct from state)
+    order by first_seen_at, txid, vout`;
+  return rows.map(toOutputRow);
+}
+
+export async function allOutputs(sql: SqlLike, network: string): Promise<OutputRow[]> {
+  const rows = await sql<RawOutputRow[]>`select ${OUTPUT_COLUMNS(sql)} from utxo_outputs where network = ${network} order by txid, vout`;
+  return rows.map(toOutputRow);
+}
+
+export async function setState(sql: SqlLike, network: string, txid: string, vout: number, state: ChainState): Promise<void> {
+  await sql`update utxo_outputs set state = ${state} where network = ${network} and txid = ${txid} and vout = ${vout} and state = 'SEEN'`;
+}
+
+export async function markReported(sql: SqlLike, network: string, txid: string, vout: number, state: ChainState, confirmations: number): Promise<void> {
+  await sql`update utxo_outputs set reported_state = ${state}, reported_confirmations = ${confirmations}
+            where network = ${network} and txid = ${txid} and vout = ${vout}`;
+}
+
+export type PayoutRow = {
+  id: string;
+  toAddress: string;
+  amount: bigint;
+  txid: string;
+  rawTx: string;
+  fee: bigint;
+  changeIndex: number | null;
+  broadcastAt: Date | null;
+};
+
+export async function findPayout(sql: SqlLike, network: string, id: string): Promise<PayoutRow | null> {
+  const [row] = await sql<(Omit<PayoutRow, 'amount' | 'fee'> & { amount: string; fee: string })[]>`
+    select id, to_address as "toAddress", amount, txid, raw_tx as "rawTx", fee, change_index as "changeIndex", broadcast_at as "broadcastAt"
+    from utxo_payouts where network = ${network} and id = ${id}`;
+  return row ? { ...row, amount: BigInt(row.amount), fee: BigInt(row.fee) } : null;
+}
+
+/** The next change index: /1/0 is the treasury, each payout's change gets a fresh /1/i (i ≥ 1). */
+export async function nextChangeIndex(sql: SqlLike, network: string): Promise<number> {
+  const [row] = await sql<{ next: number }[]>`
+    select (coalesce(max(change_index), 0) + 1)::int as next from utxo_payouts where network = ${network}`;
+  return row!.next;
+}
+
+/** Tracked outputs not spent and not dropped, with what the spendability rule needs. */
+export async function unspentOutputs(sql: SqlLike, network: string): Promise<OutputRow[]> {
+  const rows = await sql<RawOutputRow[]>`
+    select ${OUTPUT_COLUMNS(sql)} from utxo_outputs
+    where network = ${network} and spent_by is null and state <> 'DROPPED' order by txid, vout`;
+  return rows.map(toOutputRow);
+}
+
+export async function insertPayout(
+  sql: SqlLike,
+  network: string,
+  p: { id: string; toAddress: string; amount: bigint; txid: string; rawTx: string; fee: bigint; feeRate: string; changeIndex: number | null; inputs: { txid: string; vout: number }[] },
+): Promise<void> {
+  await sql`
+    insert into utxo_payouts (network, id, to_address, amount, txid, raw_tx, fee, fee_rate, change_index, inputs)
+    values (${network}, ${p.id}, ${p.toAddress}, ${p.amount.toString()}, ${p.txid}, ${p.rawTx}, ${p.fee.toString()}, ${p.feeRate},
+            ${p.changeIndex}, ${JSON.stringify(p.inputs)}::jsonb)`;
+  await markSpent(sql, network, p.inputs.map((i) => ({ ...i, spender: p.txid })));
+}
+
+export async function recordBroadcast(sql: SqlLike, network: string, id: string, error: string | null): Promise<void> {
+  if (error === null) await sql`update utxo_payouts set broadcast_at = coalesce(broadcast_at, now()), last_error = null where network = ${network} and id = ${id}`;
+  else await sql`update utxo_payouts set last_error = ${error} where network = ${network} and id = ${id}`;
+}
+
+/** Credited deposits whose block later left the best chain: for operator review (never edited back). */
+export async function creditedThenReorged(sql: SqlLike, network: string): Promise<{ txid: string; vout: number; amount: bigint }[]> {
+  const rows = await sql<{ txid: string; vout: number; amount: string }[]>`
+    select txid, vout, amount from utxo_outputs where network = ${network} and reorged_after_credit order by txid, vout`;
+  return rows.map((r) => ({ ...r, amount: BigInt(r.amount) }));
+}

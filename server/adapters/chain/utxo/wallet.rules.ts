@@ -1,0 +1,101 @@
+/**
+ * Payout decisions as pure functions: the fee rate, transaction size estimates and coin selection.
+ * Fee rates are integers in sat per 1000 vbytes (sat/kvB), so no fraction is ever a float.
+ * (btc-signer's `selectUTXO` was not used: it cannot size BCH's CashAddr/FORKID transactions, and
+ * one rule for the three networks is simpler to test.)
+ */
+import { Decimal } from 'decimal.js';
+import { toBaseUnits } from './amounts.js';
+
+/** "10" sat/vB (the operator's unit for KASSA_<NET>_FALLBACK_FEE_RATE) → sat/kvB. */
+export function satPerVbToKvb(satPerVb: string): bigint {
+  const v = new Decimal(satPerVb);
+  if (!v.isFinite() || v.lte(0)) throw new Error(`fee rate must be a positive number of sat/vB, got "${satPerVb}"`);
+  return BigInt(v.mul(1000).ceil().toFixed(0));
+}
+
+export type FeeEstimate = { feerate?: string; errors?: string[] };
+
+/**
+ * The rate to pay: the node's `estimatesmartfee` answer (coin per kvB) when it has one, else the
+ * configured fallback; never below the floor (the relay minimum).
+ */
+export function chooseFeeRate(
+  estimate: FeeEstimate | null,
+  fallbackSatPerKvb: bigint,
+  floorSatPerKvb: bigint,
+): { satPerKvb: bigint; source: 'estimate' | 'fallback' } {
+  const estimated = estimate?.feerate !== undefined && !(estimate.errors?.length) ? toBaseUnits(estimate.feerate) : null;
+  const rate = estimated !== null && estimated > 0n ? estimated : fallbackSatPerKvb;
+  return { satPerKvb: rate < floorSatPerKvb ? floorSatPerKvb : rate, source: estimated !== null && estimated > 0n ? 'estimate' : 'fallback' };
+}
+
+/** fee = ceil(vsize × rate / 1000). */
+export function feeFor(vsize: number, satPerKvb: bigint): bigint {
+  return (BigInt(vsize) * satPerKvb + 999n) / 1000n;
+}
+
+/** Virtual sizes in vbytes (BCH has no witness: bytes). */
+export const SIZES = {
+  p2wpkh: { overhead: 11, input: 68, output: 31 }, // 10.5 rounded up; 67.75 rounded up
+  'p2pkh-cashaddr': { overhead: 10, input: 148, output: 34 },
+} as const;
+
+/** Size of an output by its script length: 8 value + 1 length + script. */
+export function outputSize(scriptLength: number): number {
+  return 8 + 1 + scriptLength;
+}
+
+export type Coin = { key: string; amount: bigint };
+
+export type Selection = { inputs: Coin[]; fee: bigint; change: bigint; vsize: number };
+
+export class InsufficientFundsError extends Error {
+  constructor(
+    readonly available: bigint,
+    readonly needed: bigint,
+  ) {
+    super(`insufficient funds: ${available} available, at least ${needed} needed`);
+    this.name = 'InsufficientFundsError';
+  }
+}
+
+/**
+ * Largest-first accumulation until the inputs pay the amount and the fee; change only when it is
+ * worth more than `dust`, otherwise the remainder goes to the fee. Deterministic: ties broken by key.
+ */
+export function selectCoins(args: {
+  coins: Coin[];
+  amount: bigint;
+  satPerKvb: bigint;
+  sizes: { overhead: number; input: number; output: number };
+  payeeOutputSize: number;
+  dust: bigint;
+}): Selection {
+  const { amount, satPerKvb, sizes, payeeOutputSize, dust } = args;
+  const coins = [...args.coins].sort((a, b) => (a.amount === b.amount ? (a.key < b.key ? -1 : 1) : a.amount > b.amount ? -1 : 1));
+  const chosen: Coin[] = [];
+  let total = 0n;
+  for (const coin of coins) {
+    chosen.push(coin);
+    total += coin.amount;
+    const base = sizes.overhead + chosen.length * sizes.input + payeeOutputSize;
+    const feeWithChange = feeFor(base + sizes.output, satPerKvb);
+    if (total - amount - feeWithChange > dust) {
+      return { inputs: chosen, fee: feeWithChange, change: total - amount - feeWithChange, vsize: base + sizes.output };
+    }
+    const feeWithout = feeFor(base, satPerKvb);
+    if (total >= amount + feeWithout) return { inputs: chosen, fee: total - amount, change: 0n, vsize: base };
+  }
+  const needed = amount + feeFor(sizes.overhead + Math.max(1, chosen.length) * sizes.input + payeeOutputSize, satPerKvb);
+  throw new InsufficientFundsError(total, needed);
+}
+
+/**
+ * Which tracked outputs a payout may spend: credited deposits and Kassa's own change, in both cases
+ * only while mined on the best chain (a credited output reorganised out waits until it is mined again).
+ */
+export function isSpendable(o: { branch: number; state: string; blockHeight: number | null; spentBy: string | null }): boolean {
+  if (o.spentBy !== null || o.state === 'DROPPED' || o.blockHeight === null) return false;
+  return o.branch === 0 ? o.state === 'CONFIRMED' : true;
+}

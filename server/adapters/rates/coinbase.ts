@@ -1,0 +1,109 @@
+/**
+ * Coinbase: `GET {base}/v2/exchange-rates?currency=<FIAT>`, public, no key. The answer
+ * `{"data":{"currency":"EUR","rates":{"BTC":"0.0000171",…}}}` gives, per crypto, the crypto
+ * worth one unit of the fiat, as a string; the quote is its inverse (fiat per crypto), computed
+ * in decimals. One request per fiat, a few at a time.
+ */
+import { CRYPTO, FIAT, parsePrice, RateDecimal, type Fiat } from './currencies.js';
+import { getJson, isObject } from './http.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  MalformedResponseError,
+  ProviderError,
+  RateLimitedError,
+  RateSourceError,
+  type FetchResult,
+  type Quote,
+  type RateSource,
+  type SourceOptions,
+} from './quote.js';
+
+export const COINBASE_DEFAULT_URL = 'https://api.coinbase.com';
+
+/** Significant digits kept of the inverted rate: far beyond what the provider's strings carry. */
+const INVERSE_DIGITS = 30;
+
+export type CoinbaseOptions = SourceOptions & {
+  /** Fiats asked for, one request each; default every fiat Kassa prices. */
+  fiats?: readonly Fiat[];
+  /** Requests in flight at once; default 4. */
+  concurrency?: number;
+};
+
+export class CoinbaseSource implements RateSource {
+  readonly name = 'coinbase';
+  private readonly baseUrl: string;
+  private readonly timeoutMs: number;
+  private readonly now: () => Date;
+  private readonly fiats: readonly Fiat[];
+  private readonly concurrency: number;
+
+  constructor(options: CoinbaseOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? COINBASE_DEFAULT_URL).replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.now = options.now ?? (() => new Date());
+    this.fiats = options.fiats ?? FIAT;
+    this.concurrency = options.concurrency ?? 4;
+  }
+
+  async fetchQuotes(signal?: AbortSignal): Promise<FetchResult> {
+    const quotes: Quote[] = [];
+    const errors: RateSourceError[] = [];
+    // A 429 on any request stops the round: the other requests would only be refused too.
+    const stop = new AbortController();
+    const combined = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+    let rateLimited: RateLimitedError | null = null;
+    const queue = [...this.fiats];
+    const worker = async () => {
+      for (let fiat = queue.shift(); fiat !== undefined && !combined.aborted; fiat = queue.shift()) {
+        try {
+          const got = await this.fetchFiat(fiat, combined);
+          quotes.push(...got.quotes);
+          errors.push(...got.errors);
+        } catch (error) {
+          if (error instanceof RateLimitedError) {
+            rateLimited ??= error;
+            stop.abort();
+          } else if (error instanceof RateSourceError) {
+            if (!rateLimited) errors.push(error);
+          } else {
+            throw error;
+          }
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, this.fiats.length) }, worker));
+    if (rateLimited) throw rateLimited;
+    // Nothing at all: the round failed, say why (the first problem) instead of answering empty.
+    if (quotes.length === 0) throw errors[0] ?? new MalformedResponseError(this.name, 'no quotes in any answer');
+    return { quotes, errors };
+  }
+
+  private async fetchFiat(fiat: Fiat, signal: AbortSignal): Promise<FetchResult> {
+    const url = `${this.baseUrl}/v2/exchange-rates?currency=${encodeURIComponent(fiat)}`;
+    const body = await getJson(url, { source: this.name, timeoutMs: this.timeoutMs, signal });
+    const at = this.now();
+    if (isObject(body) && Array.isArray(body.errors) && body.errors.length > 0) {
+      throw new ProviderError(this.name, body.errors.map((e) => (isObject(e) ? String(e.message ?? e.id) : String(e))));
+    }
+    const data = isObject(body) ? body.data : undefined;
+    if (!isObject(data) || !isObject(data.rates)) throw new MalformedResponseError(this.name, `currency=${fiat}: no data.rates`);
+    if (data.currency !== undefined && data.currency !== fiat) {
+      throw new MalformedResponseError(this.name, `asked for ${fiat}, answered ${String(data.currency)}`);
+    }
+    const quotes: Quote[] = [];
+    const errors: RateSourceError[] = [];
+    for (const crypto of CRYPTO) {
+      const raw = data.rates[crypto];
+      if (raw === undefined) continue; // not listed against this fiat: no quote, not an error
+      const perFiat = parsePrice(raw);
+      if (!perFiat) {
+        errors.push(new MalformedResponseError(this.name, `currency=${fiat}: rates.${crypto} = ${JSON.stringify(raw)}`));
+        continue;
+      }
+      const price = new RateDecimal(1).div(perFiat).toSignificantDigits(INVERSE_DIGITS);
+      quotes.push({ source: this.name, base: crypto, quote: fiat, price: price.toString(), at });
+    }
+    return { quotes, errors };
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The engine facade on a real Litecoin regtest: chain learned from the node, reorgs without a
+ * double-spend, a credit reorganised away, health for /ready.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { litecoindAvailable, startLitecoind, type Litecoind } from './litecoind.js';
+import { accountXpub, recordingSink } from './fixtures.js';
+import { createUtxoEngine, type UtxoEngine } from '../../../server/adapters/chain/utxo/index.js';
+
+const available = litecoindAvailable();
+
+describe.skipIf(!available)('UTXO engine on a Litecoin regtest node', () => {
+  let node: Litecoind;
+  let db: TestDatabase;
+  let engine: UtxoEngine;
+  const recorder = recordingSink();
+
+  beforeAll(async () => {
+    node = await startLitecoind();
+    db = await createTestDatabase();
+    await node.mine(101);
+    engine = await createUtxoEngine({
+      network: 'LTC',
+      rpcUrl: node.url,
+      xpub: accountXpub("m/84'/2'/0'"),
+      confirmations: 2,
+      sql: db.sql,
+      sink: recorder.sink,
+      gap: 3,
+    });
+    await engine.scan();
+  });
+  afterAll(async () => {
+    await node?.stop();
+    await db?.drop();
+  });
+
+  it('follows the node’s chain for prefixes and address validation', () => {
+    expect(engine.params.chain).toBe('regtest');
+    expect(engine.depositAddress(0)).toMatch(/^rltc1q/);
+    expect(engine.treasuryAddress()).toMatch(/^rltc1q/);
+    expect(engine.isValidAddress(node.funderAddress)).toBe(true);
+    expect(engine.isValidAddress('ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh')).toBe(false);
+    expect(engine.isValidAddress('not an address')).toBe(false);
+  });
+
+  it('watches an address handed out beyond the gap', async () => {
+    const address = await engine.watchDeposit(12);
+    const txid = await node.pay(address, '0.3');
+    await engine.scan();
+    expect(recorder.of(txid, recorder.reports.find((r) => r.txHash === txid)!.outputIndex).at(-1)).toMatchObject({ state: 'SEEN', toAddress: address });
+    await node.mine(2);
+    await engine.scan();
+    expect(recorder.reports.filter((r) => r.txHash === txid).map((r) => [r.state, r.confirmations])).toEqual([
+      ['SEEN', 0],
+      ['CONFIRMED', 2],
+    ]);
+  });
+
+  it('takes a reorganised-away deposit back to unconfirmed and credits it once where it is mined again', async () => {
+    const txid = await node.pay(engine.depositAddress(1), '0.4');
+    const [first] = await node.mine(1);
+    await engine.scan();
+    await node.rpc.call('invalidateblock', [first]);
+    await engine.scan();
+    // back in the mempool: unconfirmed again, not dropped
+    expect(recorder.reports.filter((r) => r.txHash === txid).map((r) => [r.state, r.confirmations])).toEqual([
+      ['SEEN', 1],
+      ['SEEN', 0],
+    ]);
+    await node.mineFork(2); // a new chain that mines it again
+    await engine.scan();
+    const states = recorder.reports.filter((r) => r.txHash === txid).map((r) => [r.state, r.confirmations]);
+    expect(states).toEqual([
+      ['SEEN', 1],
+      ['SEEN', 0],
+      ['CONFIRMED', 2],
+    ]);
+    expect((await engine.health()).reorgs).toBe(1);
+  });
+
+  it('flags a credited deposit whose blocks leave the best chain, without reporting it twice', async () => {
+    const txid = await node.pay(engine.depositAddress(2), '0.5');
+    const [first] = await node.mine(2);
+    await engine.scan();
+    expect(recorder.confirmedCount(txid, recorder.reports.find((r) => r.txHash === txid)!.outputIndex)).toBe(1);
+    await node.rpc.call('invalidateblock', [first]);
+    const before = recorder.reports.length;
+    await engine.scan();
+    expect(recorder.reports.length).toBe(before);
+    const flagged = await engine.creditedThenReorged();
+    expect(flagged.map((f) => [f.txid, f.amount])).toEqual([[txid, 50_000_000n]]);
+  });
+
+  it('reports health for /ready: lag 0 when caught up, not ok when the node is down', async () => {
+    await node.mineFork(1);
+    await engine.scan();
+    const health = await engine.health();
+    expect(health).toMatchObject({ ok: true, lag: 0 });
+    expect(health.height).toBe(health.tip);
+    await node.stop();
+    const down = await engine.health();
+    expect(down.ok).toBe(false);
+    expect(down.error).toMatch(/unavailable/);
+  });
+});

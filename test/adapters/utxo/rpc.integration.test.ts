@@ -1,0 +1,85 @@
+/**
+ * The JSON-RPC client against a local HTTP double that answers the way Bitcoin Core does
+ * (HTTP 500 with a JSON error body, 401 with an empty body, a node that never answers).
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RpcClient, RpcError, RpcUnavailableError } from '../../../server/adapters/chain/utxo/rpc.js';
+
+let server: Server;
+let base: string;
+const seen: { auth?: string; path?: string; body: { method: string; params: unknown[] } }[] = [];
+
+/** The error a call fails with (a call that succeeds fails the test). */
+async function failure(p: Promise<unknown>): Promise<RpcError & RpcUnavailableError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as RpcError & RpcUnavailableError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+function read(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let data = '';
+    req.on('data', (c) => (data += c));
+    req.on('end', () => resolve(data));
+  });
+}
+
+beforeAll(async () => {
+  server = createServer(async (req, res) => {
+    const body = JSON.parse(await read(req));
+    seen.push({ auth: req.headers.authorization, path: req.url, body });
+    if (req.headers.authorization !== `Basic ${Buffer.from('user:p@ss:w/rd').toString('base64')}`) {
+      res.writeHead(401).end();
+      return;
+    }
+    if (body.method === 'hang') return; // never answers
+    if (body.method === 'getrawtransaction') {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ result: null, error: { code: -5, message: 'No such mempool or blockchain transaction' }, id: body.id }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(`{"result":{"value":0.10000000,"height":7},"error":null,"id":${body.id}}`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  base = `127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+describe('Core JSON-RPC client', () => {
+  it('sends URL credentials as HTTP Basic auth and keeps amounts exact', async () => {
+    const rpc = new RpcClient(`http://user:${encodeURIComponent('p@ss:w/rd')}@${base}/`);
+    expect(await rpc.call('getblockchaininfo')).toEqual({ value: '0.10000000', height: 7 });
+    expect(seen.at(-1)!.body).toMatchObject({ method: 'getblockchaininfo', params: [] });
+    await rpc.withPath('/wallet/kassa').call('getbalance');
+    expect(seen.at(-1)!.path).toBe('/wallet/kassa');
+  });
+
+  it('types a node error with its code', async () => {
+    const rpc = new RpcClient(`http://user:${encodeURIComponent('p@ss:w/rd')}@${base}/`);
+    const error = await failure(rpc.call('getrawtransaction', ['00'.repeat(32), true]));
+    expect(error).toBeInstanceOf(RpcError);
+    expect(error.code).toBe(-5);
+  });
+
+  it('types wrong credentials, timeouts and a refused connection as unavailable', async () => {
+    const wrong = await failure(new RpcClient(`http://user:nope@${base}/`).call('getblockcount'));
+    expect(wrong).toBeInstanceOf(RpcUnavailableError);
+    expect([wrong.reason, wrong.status]).toEqual(['http', 401]);
+
+    const slow = await failure(new RpcClient(`http://user:${encodeURIComponent('p@ss:w/rd')}@${base}/`, { timeoutMs: 200 }).call('hang'));
+    expect(slow).toBeInstanceOf(RpcUnavailableError);
+    expect(slow.reason).toBe('timeout');
+
+    const refused = await failure(new RpcClient('http://u:p@127.0.0.1:1/').call('getblockcount'));
+    expect(refused).toBeInstanceOf(RpcUnavailableError);
+    expect(refused.reason).toBe('connection');
+  });
+});
