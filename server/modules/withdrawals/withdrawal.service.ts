@@ -105,7 +105,11 @@ export async function createWithdrawal(
   // The business pays the fee on top; a recipient-paid fee comes out of the amount sent.
   const gross = feePayer === 'BUSINESS' ? estimated.add(fee) : estimated;
   const deducted = roundTo(gross.mul(rateSettlement), settlementCurrency as FiatCurrency, 'UP');
+  // A source that cannot answer throws ScreeningUnavailableError (503): nothing is created.
   const assessment: RiskAssessment = await deps.screening.screen(network, input.address);
+  if (new Dec(assessment.riskScore).gte(business.riskBlockThreshold)) {
+    throw rule('ADDRESS_SANCTIONED', `The destination address is ${assessment.addressOwner.category === 'sanctions' ? 'on a sanctions list' : 'above the block threshold of risk'} (${assessment.addressOwner.name}).`, 'address');
+  }
   const approvalsRequired = APPROVAL_POLICIES[business.approvalPolicy as ApprovalPolicy] ?? 0;
   const hash = requestHash(input);
 
