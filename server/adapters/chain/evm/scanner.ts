@@ -1,0 +1,466 @@
+/**
+ * The EVM block scanner (ETH, BSC): follows the node's best chain from a
+ * `(height, hash)` cursor kept in PostgreSQL, finds native and token
+ * transfers to watched addresses, and reports them SEEN, CONFIRMED (at the
+ * configured depth) or DROPPED (reorged away and not back) to a sink.
+ *
+ * Every change of a deposit writes an outbox row (`evm_deposit_events`) in
+ * the same transaction as the blocks that caused it and the cursor; the sink
+ * is called afterwards, in order, and the row marked delivered. So a crash or
+ * a node outage at any point loses nothing, and a restart re-delivers at most
+ * the one report whose delivery was interrupted (the sink is idempotent per
+ * (network, txHash, outputIndex, state)); CONFIRMED is unique in the table.
+ */
+import type postgres from 'postgres';
+import { BaseError, parseAbi, parseAbiItem, RpcError, RpcRequestError, type Address, type Hex, type PublicClient } from 'viem';
+import {
+  blockRanges,
+  confirmationsAt,
+  isContiguous,
+  nativeTransfers,
+  nextState,
+  tokenTransfers,
+  type Transfer,
+  type TransferLog,
+  type WatchedAddresses,
+} from './scanner.rules.js';
+import { NATIVE_CURRENCY, type DepositReport, type DepositSink, type EvmNetwork, type TokenContract } from './types.js';
+
+type Sql = postgres.Sql;
+
+const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+const DECIMALS_ABI = parseAbi(['function decimals() view returns (uint8)']);
+
+export type ScannerOptions = {
+  sql: Sql;
+  network: EvmNetwork;
+  client: PublicClient;
+  /** Lower-case deposit addresses; consulted on every block, so it may grow while the scanner runs. */
+  watched: WatchedAddresses;
+  tokens: TokenContract[];
+  /**
+   * Lower-case addresses of Kassa's own senders, at least the treasury (`<xpub>/1/0`): what they
+   * send to a deposit address (the gas top-up before a token sweep) is not a deposit.
+   */
+  ownSenders?: WatchedAddresses;
+  /** `KASSA_<NET>_CONFIRMATIONS`. */
+  confirmations: number;
+  sink: DepositSink;
+  /** Most blocks in one `eth_getLogs` call (providers cap ranges; default 500). */
+  logRangeCap?: number;
+  /** Most blocks fetched before they are written (memory; default 50). */
+  blocksPerBatch?: number;
+  /** Blocks fetched at once (default 4). */
+  blockConcurrency?: number;
+  /** Height of the first block to scan when there is no cursor yet (default: the next block after the current tip). */
+  startHeight?: bigint;
+  /** A reorged-away transfer that has not reappeared after this many more blocks is DROPPED (default: the confirmations). */
+  dropAfterBlocks?: number;
+  /** Blocks kept for the walk-back (default max(256, 4 × confirmations)): the deepest reorg the scanner follows. */
+  keepBlocks?: number;
+};
+
+export type ScanStatus = {
+  network: EvmNetwork;
+  /** The cursor: the highest block scanned. */
+  height: bigint | null;
+  /** The node's tip at the last scan. */
+  tip: bigint | null;
+  lag: bigint | null;
+  lastScanAt: Date | null;
+  reorgs: number;
+};
+
+export type TickResult = { height: bigint; tip: bigint; reorgs: number; delivered: number };
+
+type StoredBlock = { height: bigint; hash: Hex };
+
+/** The node answered something inconsistent with itself (the chain moved mid-scan): redo the range. */
+class ChainMovedError extends Error {}
+
+export class EvmScanner {
+  private readonly sql: Sql;
+  private readonly network: EvmNetwork;
+  private readonly client: PublicClient;
+  private readonly options: ScannerOptions;
+  private tokenInfo: Map<string, { currency: string; decimals: number }> | undefined;
+
+  constructor(options: ScannerOptions) {
+    this.options = options;
+    this.sql = options.sql;
+    this.network = options.network;
+    this.client = options.client;
+  }
+
+  private get dropAfter(): number {
+    return this.options.dropAfterBlocks ?? this.options.confirmations;
+  }
+
+  private get keepBlocks(): number {
+    return this.options.keepBlocks ?? Math.max(256, 4 * this.options.confirmations);
+  }
+
+  /**
+   * One pass: catch up from the cursor to the node's tip (walking back on a
+   * reorg), advance confirmations, deliver pending reports. Throws when the
+   * node or the database fails; the cursor then stays where it was.
+   * Concurrent passes of the same network (two processes) are serialised by
+   * an advisory lock: the loser returns null.
+   */
+  async tick(): Promise<TickResult | null> {
+    const lock = await this.sql.reserve();
+    try {
+      const [row] = await lock<{ locked: boolean }[]>`select pg_try_advisory_lock(hashtext(${`kassa.evm.scan.${this.network}`})) as locked`;
+      if (!row?.locked) return null;
+      try {
+        return await this.pass();
+      } finally {
+        await lock`select pg_advisory_unlock(hashtext(${`kassa.evm.scan.${this.network}`}))`;
+      }
+    } finally {
+      lock.release();
+    }
+  }
+
+  /** Loop `tick` every `intervalMs` until the signal aborts; errors go to `onError` and the next tick retries. */
+  async run(signal: AbortSignal, intervalMs: number, onError: (error: unknown) => void): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.tick();
+      } catch (error) {
+        onError(error);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, intervalMs);
+        signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+      });
+    }
+  }
+
+  async status(): Promise<ScanStatus> {
+    // last_scan_at as epoch ms: the pool's type parsers may hand timestamps back as strings.
+    const [state] = await this.sql<{ tip: string | null; last_scan_ms: string | null; reorg_count: string }[]>`
+      select tip, (extract(epoch from last_scan_at) * 1000)::bigint as last_scan_ms, reorg_count from evm_scanner_state where network = ${this.network}`;
+    const cursor = await this.cursor();
+    const tip = state?.tip != null ? BigInt(state.tip) : null;
+    const height = cursor?.height ?? null;
+    return {
+      network: this.network,
+      height,
+      tip,
+      lag: tip !== null && height !== null ? (tip > height ? tip - height : 0n) : null,
+      lastScanAt: state?.last_scan_ms != null ? new Date(Number(state.last_scan_ms)) : null,
+      reorgs: Number(state?.reorg_count ?? 0),
+    };
+  }
+
+  private async pass(): Promise<TickResult> {
+    await this.loadTokens();
+    const startReorgs = (await this.status()).reorgs;
+    let tip = await this.client.getBlockNumber({ cacheTime: 0 });
+    let cursor = await this.cursor();
+    if (!cursor) cursor = await this.anchor(tip);
+    let moved = 0;
+    let delivered = 0;
+    for (;;) {
+      // The cursor block must still be on the best chain (a reorg to a shorter or equal chain shows only here).
+      const current = await this.blockOrNull(cursor.height);
+      if (!current || current.hash !== cursor.hash) {
+        cursor = await this.walkBack(cursor);
+        continue;
+      }
+      if (cursor.height >= tip) break;
+      const from = cursor.height + 1n;
+      const batch = BigInt(Math.min(this.options.blocksPerBatch ?? 50, this.options.logRangeCap ?? 500));
+      const to = tip < from + batch - 1n ? tip : from + batch - 1n;
+      try {
+        cursor = await this.scanRange(from, to, cursor);
+      } catch (error) {
+        if (!(error instanceof ChainMovedError) || ++moved > 5) throw error;
+        tip = await this.client.getBlockNumber({ cacheTime: 0 });
+        continue;
+      }
+      await this.advance(cursor.height);
+      delivered += await this.deliver();
+    }
+    await this.advance(cursor.height);
+    await this.sql`
+      insert into evm_scanner_state (network, tip, last_scan_at) values (${this.network}, ${String(tip)}, now())
+      on conflict (network) do update set tip = excluded.tip, last_scan_at = excluded.last_scan_at`;
+    delivered += await this.deliver();
+    const reorgs = (await this.status()).reorgs - startReorgs;
+    return { height: cursor.height, tip, reorgs, delivered };
+  }
+
+  /** The block at a height, or null when the node has none there (its chain is shorter); a failing node throws. */
+  private async blockOrNull(blockNumber: bigint) {
+    try {
+      return await this.client.getBlock({ blockNumber });
+    } catch (error) {
+      if (error instanceof Error && error.name === 'BlockNotFoundError') return null;
+      throw error;
+    }
+  }
+
+  /** Token decimals, read once per contract (`decimals()`) and kept in `evm_tokens`. */
+  private async loadTokens(): Promise<void> {
+    if (this.tokenInfo) return;
+    const info = new Map<string, { currency: string; decimals: number }>();
+    for (const token of this.options.tokens) {
+      const address = token.address.toLowerCase();
+      const [stored] = await this.sql<{ decimals: number }[]>`
+        select decimals from evm_tokens where network = ${this.network} and address = ${address}`;
+      let decimals = stored?.decimals;
+      if (decimals === undefined) {
+        decimals = Number(await this.client.readContract({ address: token.address, abi: DECIMALS_ABI, functionName: 'decimals' }));
+        await this.sql`
+          insert into evm_tokens (network, address, currency, decimals) values (${this.network}, ${address}, ${token.currency}, ${decimals})
+          on conflict do nothing`;
+      }
+      info.set(address, { currency: token.currency, decimals });
+    }
+    this.tokenInfo = info;
+  }
+
+  private async cursor(): Promise<StoredBlock | undefined> {
+    const [row] = await this.sql<{ height: string; hash: Hex }[]>`
+      select height, hash from evm_blocks where network = ${this.network} order by height desc limit 1`;
+    return row ? { height: BigInt(row.height), hash: row.hash } : undefined;
+  }
+
+  /** First run: the block before `startHeight` (default: the tip) becomes the cursor. */
+  private async anchor(tip: bigint): Promise<StoredBlock> {
+    const start = this.options.startHeight ?? tip + 1n;
+    const height = start > 0n ? start - 1n : 0n;
+    const block = await this.client.getBlock({ blockNumber: height });
+    await this.sql`
+      insert into evm_blocks (network, height, hash, parent_hash) values (${this.network}, ${String(height)}, ${block.hash}, ${block.parentHash})
+      on conflict do nothing`;
+    return { height, hash: block.hash };
+  }
+
+  /**
+   * A reorg: walk down the stored blocks until one is still on the node's best
+   * chain (the fork point), forget the blocks above it, and detach the
+   * deposits they held (unconfirmed again, DROPPED later if they do not come
+   * back). The next range rescans from the fork point.
+   */
+  private async walkBack(from: StoredBlock): Promise<StoredBlock> {
+    const stored = await this.sql<{ height: string; hash: Hex }[]>`
+      select height, hash from evm_blocks where network = ${this.network} and height <= ${String(from.height)} order by height desc`;
+    let fork: StoredBlock | undefined;
+    for (const row of stored) {
+      const height = BigInt(row.height);
+      const canonical = await this.blockOrNull(height);
+      if (canonical && canonical.hash === row.hash) {
+        fork = { height, hash: row.hash };
+        break;
+      }
+    }
+    if (!fork) {
+      throw new Error(`${this.network}: reorg deeper than the ${stored.length} kept blocks; the scanner stops here for an operator`);
+    }
+    const forkHeight = String(fork.height);
+    const orphanedAt = String(from.height);
+    await this.sql.begin(async (tx) => {
+      await tx`delete from evm_blocks where network = ${this.network} and height > ${forkHeight}`;
+      await tx`
+        update evm_deposits
+           set block_number = null, block_hash = null, orphaned_at = ${orphanedAt}::bigint,
+               reorged_after_credit = reorged_after_credit or state = 'CONFIRMED', updated_at = now()
+         where network = ${this.network} and block_number > ${forkHeight}::bigint and state <> 'DROPPED'`;
+      await tx`
+        insert into evm_scanner_state (network, reorg_count) values (${this.network}, 1)
+        on conflict (network) do update set reorg_count = evm_scanner_state.reorg_count + 1`;
+    });
+    return fork;
+  }
+
+  /** Fetch, check and store the blocks `from..to` and the transfers in them, in one transaction with the cursor. */
+  private async scanRange(from: bigint, to: bigint, parent: StoredBlock): Promise<StoredBlock> {
+    const [blocks, logs] = await Promise.all([this.fetchBlocks(from, to), this.fetchLogs(from, to)]);
+    if (blocks[0]!.parentHash !== parent.hash) throw new ChainMovedError('first block does not follow the cursor');
+    if (!isContiguous(blocks)) throw new ChainMovedError('blocks of one range do not chain');
+    const hashAt = new Map(blocks.map((b) => [b.number, b.hash]));
+    if (logs.some((log) => hashAt.get(log.blockNumber) !== log.blockHash)) throw new ChainMovedError('logs from another chain');
+
+    const watched = this.options.watched;
+    const own = this.options.ownSenders;
+    const native = blocks.flatMap((block) => nativeTransfers(block, watched, NATIVE_CURRENCY[this.network], own));
+    const transfers = [...(await this.successful(native)), ...tokenTransfers(logs, this.tokenInfo!, watched, own)];
+    const last = blocks[blocks.length - 1]!;
+
+    await this.sql.begin(async (tx) => {
+      for (const b of blocks) {
+        await tx`
+          insert into evm_blocks (network, height, hash, parent_hash) values (${this.network}, ${String(b.number)}, ${b.hash}, ${b.parentHash})
+          on conflict (network, height) do update set hash = excluded.hash, parent_hash = excluded.parent_hash`;
+      }
+      for (const t of transfers) await this.record(tx, t, last.number);
+      await tx`delete from evm_blocks where network = ${this.network} and height < ${String(last.number - BigInt(this.keepBlocks))}::bigint`;
+    });
+    return { height: last.number, hash: last.hash };
+  }
+
+  private async fetchBlocks(from: bigint, to: bigint) {
+    const heights: bigint[] = [];
+    for (let h = from; h <= to; h++) heights.push(h);
+    const concurrency = this.options.blockConcurrency ?? 4;
+    const blocks: Array<{ number: bigint; hash: Hex; parentHash: Hex; transactions: Array<{ hash: Hex; from: Hex; to: Hex | null; value: bigint }> }> = [];
+    for (let i = 0; i < heights.length; i += concurrency) {
+      const chunk = await Promise.all(
+        heights.slice(i, i + concurrency).map((blockNumber) =>
+          this.client.getBlock({ blockNumber, includeTransactions: true }).catch((error: unknown) => {
+            // A block above the tip (the chain shrank since getBlockNumber) is a moved chain, anything else a failure.
+            if (error instanceof Error && error.name === 'BlockNotFoundError') throw new ChainMovedError(error.message);
+            throw error;
+          }),
+        ),
+      );
+      for (const b of chunk) {
+        blocks.push({
+          number: b.number,
+          hash: b.hash,
+          parentHash: b.parentHash,
+          transactions: b.transactions.map((tx) => ({ hash: tx.hash, from: tx.from, to: tx.to, value: tx.value })),
+        });
+      }
+    }
+    return blocks;
+  }
+
+  /** Transfer logs of the configured contracts, in ranges of at most `logRangeCap` blocks; filtered locally against the watched set. */
+  private async fetchLogs(from: bigint, to: bigint): Promise<TransferLog[]> {
+    const addresses = this.options.tokens.map((t) => t.address);
+    if (addresses.length === 0) return [];
+    const found: TransferLog[] = [];
+    for (const [fromBlock, toBlock] of blockRanges(from, to, this.options.logRangeCap ?? 500)) {
+      found.push(...(await this.getLogsSplitting(addresses, fromBlock, toBlock)));
+    }
+    return found;
+  }
+
+  /**
+   * `eth_getLogs` over [from, to]; when the node refuses the range with a
+   * JSON-RPC error (providers cap ranges and result counts below any cap we
+   * could configure for all of them), halve it and try the halves. A failing
+   * or silent node (HTTP error, timeout) is not split: it is an outage.
+   */
+  private async getLogsSplitting(addresses: Address[], fromBlock: bigint, toBlock: bigint): Promise<TransferLog[]> {
+    let logs;
+    try {
+      logs = await this.client.getLogs({ address: addresses, event: TRANSFER_EVENT, fromBlock, toBlock, strict: true });
+    } catch (error) {
+      const refused = error instanceof BaseError && error.walk((e) => e instanceof RpcError || e instanceof RpcRequestError) !== null;
+      if (!refused || fromBlock >= toBlock) throw error;
+      const middle = fromBlock + (toBlock - fromBlock) / 2n;
+      return [...(await this.getLogsSplitting(addresses, fromBlock, middle)), ...(await this.getLogsSplitting(addresses, middle + 1n, toBlock))];
+    }
+    return logs.map((log) => ({
+      address: log.address,
+      transactionHash: log.transactionHash,
+      logIndex: log.logIndex,
+      blockNumber: log.blockNumber,
+      blockHash: log.blockHash,
+      from: log.args.from,
+      to: log.args.to,
+      value: log.args.value,
+    }));
+  }
+
+  /** Native candidates whose transaction did not revert (a reverted call moves no value). */
+  private async successful(candidates: Transfer[]): Promise<Transfer[]> {
+    const kept: Transfer[] = [];
+    for (const transfer of candidates) {
+      const receipt = await this.client.getTransactionReceipt({ hash: transfer.txHash });
+      if (receipt.blockHash !== transfer.blockHash) throw new ChainMovedError('receipt from another block');
+      if (receipt.status === 'success') kept.push(transfer);
+    }
+    return kept;
+  }
+
+  /**
+   * Store a transfer. New → SEEN (reported). Already known and detached by a
+   * reorg → attached to its new block, silently (it was reported SEEN); a
+   * DROPPED one that comes back is SEEN again.
+   */
+  private async record(tx: postgres.TransactionSql, t: Transfer, height: bigint): Promise<void> {
+    const [row] = await tx<{ inserted: boolean; was_dropped: boolean }[]>`
+      with previous as (
+        select state from evm_deposits where network = ${this.network} and tx_hash = ${t.txHash} and output_index = ${t.outputIndex}
+      )
+      insert into evm_deposits (network, tx_hash, output_index, from_address, to_address, currency, amount, amount_base, block_number, block_hash, state)
+      values (${this.network}, ${t.txHash}, ${t.outputIndex}, ${t.fromAddress}, ${t.toAddress}, ${t.currency}, ${t.amount},
+              ${t.amountBase.toString()}, ${String(t.blockNumber)}, ${t.blockHash}, 'SEEN')
+      on conflict (network, tx_hash, output_index) do update
+        set block_number = excluded.block_number, block_hash = excluded.block_hash, orphaned_at = null,
+            state = case when evm_deposits.state = 'DROPPED' then 'SEEN' else evm_deposits.state end,
+            updated_at = now()
+      returning (select count(*) = 0 from previous) as inserted, coalesce((select state = 'DROPPED' from previous), false) as was_dropped`;
+    if (row?.inserted || row?.was_dropped) {
+      await tx`
+        insert into evm_deposit_events (network, tx_hash, output_index, state, confirmations)
+        values (${this.network}, ${t.txHash}, ${t.outputIndex}, 'SEEN', ${confirmationsAt(height, t.blockNumber)})`;
+    }
+  }
+
+  /** With the cursor at `height`: SEEN deposits deep enough become CONFIRMED, detached ones past their grace DROPPED. */
+  private async advance(height: bigint): Promise<void> {
+    const open = await this.sql<{ tx_hash: Hex; output_index: number; state: 'SEEN' | 'CONFIRMED'; block_number: string | null; orphaned_at: string | null }[]>`
+      select tx_hash, output_index, state, block_number, orphaned_at from evm_deposits
+       where network = ${this.network} and (state = 'SEEN' or (state = 'CONFIRMED' and block_number is null))
+       order by block_number nulls first, first_seen_at, output_index`;
+    for (const d of open) {
+      const facts = {
+        state: d.state,
+        blockNumber: d.block_number === null ? null : BigInt(d.block_number),
+        orphanedAt: d.orphaned_at === null ? null : BigInt(d.orphaned_at),
+      };
+      const next = nextState(facts, height, this.options.confirmations, this.dropAfter);
+      if (!next) continue;
+      const confirmations = facts.blockNumber === null ? 0 : confirmationsAt(height, facts.blockNumber);
+      await this.sql.begin(async (tx) => {
+        // The state guard makes a concurrent or repeated pass a no-op; the unique index makes CONFIRMED once.
+        const changed = await tx`
+          update evm_deposits set state = ${next}, updated_at = now()
+           where network = ${this.network} and tx_hash = ${d.tx_hash} and output_index = ${d.output_index} and state = ${d.state}`;
+        if (changed.count === 0) return;
+        await tx`
+          insert into evm_deposit_events (network, tx_hash, output_index, state, confirmations)
+          values (${this.network}, ${d.tx_hash}, ${d.output_index}, ${next}, ${confirmations})
+          on conflict do nothing`;
+      });
+    }
+  }
+
+  /** Send undelivered reports to the sink in order; a sink failure stops here and the next pass resumes. */
+  private async deliver(): Promise<number> {
+    let delivered = 0;
+    for (;;) {
+      const events = await this.sql<
+        { id: string; tx_hash: Hex; output_index: number; state: DepositReport['state']; confirmations: number; from_address: Hex; to_address: Hex; currency: string; amount: string }[]
+      >`
+        select e.id, e.tx_hash, e.output_index, e.state, e.confirmations, d.from_address, d.to_address, d.currency, d.amount
+          from evm_deposit_events e
+          join evm_deposits d using (network, tx_hash, output_index)
+         where e.network = ${this.network} and e.delivered_at is null
+         order by e.id limit 200`;
+      if (events.length === 0) return delivered;
+      for (const e of events) {
+        await this.options.sink({
+          network: this.network,
+          txHash: e.tx_hash,
+          outputIndex: e.output_index,
+          fromAddress: e.from_address,
+          toAddress: e.to_address,
+          currency: e.currency,
+          amount: e.amount,
+          state: e.state,
+          confirmations: e.confirmations,
+        });
+        await this.sql`update evm_deposit_events set delivered_at = now() where id = ${e.id}`;
+        delivered++;
+      }
+    }
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * The scanner against a real anvil and a real PostgreSQL: native and token
+ * deposits to xpub-derived addresses, confirmations, two transfers in one
+ * block, a reorg, restart and node outage.
+ */
+import { randomBytes } from 'node:crypto';
+import { HDKey } from '@scure/bip32';
+import { mnemonicToSeedSync } from '@scure/bip39';
+import { createWalletClient, http, parseEther, type Hex, type WalletClient } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { addressBook, type EvmAddressBook } from '../../../server/adapters/chain/evm/keys.js';
+import { createEvmClient } from '../../../server/adapters/chain/evm/rpc.js';
+import { EvmScanner, type ScannerOptions } from '../../../server/adapters/chain/evm/scanner.js';
+import type { DepositReport } from '../../../server/adapters/chain/evm/types.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { ANVIL_MNEMONIC, startAnvil, until, type Anvil } from './anvil.js';
+import { applyEvmSchema } from './evm-schema.js';
+import { deployTestToken } from './erc20.js';
+
+const DEPOSIT_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+const CONFIRMATIONS = 3;
+
+let anvil: Anvil;
+let database: TestDatabase;
+let wallet: WalletClient;
+let book: EvmAddressBook;
+let token: { address: Hex; abi: readonly unknown[] };
+let watched: Set<string>;
+const reports: DepositReport[] = [];
+const sink = async (report: DepositReport) => {
+  reports.push(report);
+};
+
+function scanner(overrides: Partial<ScannerOptions> = {}): EvmScanner {
+  return new EvmScanner({
+    sql: database.sql,
+    network: 'ETH',
+    client: createEvmClient(anvil.url, { retryCount: 0, timeoutMs: 2_000 }),
+    watched,
+    tokens: [{ currency: 'USDT', address: token.address }],
+    confirmations: CONFIRMATIONS,
+    sink,
+    ...overrides,
+  });
+}
+
+/** Sends and (unless automine is off) waits until mined. */
+async function sendEth(to: Hex, ether: string, wait = true): Promise<Hex> {
+  const hash = await wallet.sendTransaction({ account: wallet.account!, chain: null, to, value: parseEther(ether) });
+  if (wait) await anvil.mined(hash);
+  return hash;
+}
+
+async function sendUsdt(to: Hex, baseUnits: bigint, wait = true): Promise<Hex> {
+  const hash = await wallet.writeContract({ account: wallet.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'transfer', args: [to, baseUnits] } as never);
+  if (wait) await anvil.mined(hash);
+  return hash;
+}
+
+/** Reports produced since `mark` (an index into `reports`), in a compact comparable form. */
+function since(mark: number): string[] {
+  return reports.slice(mark).map((r) => `${r.state} ${r.currency} ${r.amount} → ${r.toAddress.slice(0, 8)} #${r.outputIndex} c${r.confirmations}`);
+}
+
+beforeAll(async () => {
+  [anvil, database] = await Promise.all([startAnvil(), createTestDatabase()]);
+  await applyEvmSchema(database.sql);
+  wallet = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC), transport: http(anvil.url) });
+  const xpub = HDKey.fromMasterSeed(mnemonicToSeedSync(DEPOSIT_MNEMONIC)).derive("m/44'/60'/0'").publicExtendedKey;
+  book = addressBook(xpub);
+  // A realistic watched set of 10,000 addresses, looked up per transaction and log: the first 20
+  // derived from the xpub (the ones paid here), the rest random (the app loads them from its rows,
+  // it does not re-derive them; one public derivation costs ~2 ms here).
+  watched = new Set(Array.from({ length: 20 }, (_, i) => book.depositAddress(i).toLowerCase()));
+  while (watched.size < 10_000) watched.add(`0x${randomBytes(20).toString('hex')}`);
+  token = await deployTestToken(wallet, anvil.client);
+  await anvil.mined(await wallet.writeContract({ account: wallet.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [wallet.account!.address, 1_000_000_000_000n] } as never));
+  // Start scanning after the setup blocks.
+  const first = scanner({ startHeight: (await anvil.client.getBlockNumber()) + 1n });
+  await first.tick();
+});
+
+afterAll(async () => {
+  await anvil?.stop();
+  await database?.drop();
+});
+
+describe('EVM scanner on anvil', () => {
+  test('a native and a token deposit are SEEN, then CONFIRMED only at the configured depth', async () => {
+    const mark = reports.length;
+    const d0 = book.depositAddress(0);
+    const d1 = book.depositAddress(19);
+    const ethHash = await sendEth(d0, '1.25');
+    const usdtHash = await sendUsdt(d1, 12_500_000n);
+    const s = scanner();
+    await s.tick();
+    expect(since(mark)).toEqual([
+      `SEEN ETH 1.25 → ${d0.slice(0, 8)} #0 c2`,
+      `SEEN USDT 12.5 → ${d1.slice(0, 8)} #0 c1`,
+    ]);
+    expect(reports[mark]).toMatchObject({ network: 'ETH', txHash: ethHash, fromAddress: wallet.account!.address, toAddress: d0 });
+    expect(reports[mark + 1]).toMatchObject({ txHash: usdtHash, toAddress: d1 });
+    // The USDT block has 1 confirmation, the ETH block 2: one more block confirms ETH (3) but not USDT (2).
+    await anvil.mine(1);
+    await s.tick();
+    expect(since(mark + 2)).toEqual([`CONFIRMED ETH 1.25 → ${d0.slice(0, 8)} #0 c3`]);
+    await anvil.mine(1);
+    await s.tick();
+    expect(since(mark + 3)).toEqual([`CONFIRMED USDT 12.5 → ${d1.slice(0, 8)} #0 c3`]);
+    await anvil.mine(5);
+    expect((await s.tick())?.delivered).toBe(0);
+  });
+
+  test('two transfers in one block (and two logs in one transaction) are each counted once', async () => {
+    const mark = reports.length;
+    const [a, b] = [book.depositAddress(2), book.depositAddress(3)];
+    await anvil.rpc('evm_setAutomine', [false]);
+    try {
+      await sendEth(a, '0.1', false);
+      await sendEth(b, '0.2', false);
+      await wallet.writeContract({ account: wallet.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'multiTransfer', args: [[a, b], [1n, 2_000_001n]] } as never);
+      await anvil.mine(1);
+    } finally {
+      await anvil.rpc('evm_setAutomine', [true]);
+    }
+    const s = scanner();
+    await s.tick();
+    await anvil.mine(CONFIRMATIONS - 1);
+    await s.tick();
+    await s.tick();
+    const lines = since(mark);
+    expect(lines.filter((l) => l.startsWith('SEEN'))).toHaveLength(4);
+    expect(lines.filter((l) => l.startsWith('CONFIRMED'))).toHaveLength(4);
+    expect(lines).toHaveLength(8);
+    const tokenReports = reports.slice(mark).filter((r) => r.currency === 'USDT' && r.state === 'CONFIRMED');
+    expect(tokenReports.map((r) => r.amount).sort()).toEqual(['0.000001', '2.000001']);
+    // Two logs of one transaction: same hash, different output index (the log index).
+    expect(tokenReports[0]!.txHash).toBe(tokenReports[1]!.txHash);
+    expect(tokenReports[0]!.outputIndex).not.toBe(tokenReports[1]!.outputIndex);
+    const [row] = await database.sql<{ count: string }[]>`select count(*) from evm_deposits where state = 'CONFIRMED'`;
+    expect(Number(row?.count)).toBe(6);
+  });
+
+  test('a transfer reorged away is never CONFIRMED and is DROPPED; one re-included elsewhere is confirmed once', async () => {
+    const mark = reports.length;
+    const gone = book.depositAddress(4);
+    const moved = book.depositAddress(5);
+    // `moved` is signed now and handed to anvil_reorg to be re-included in the replacement chain.
+    const request = await wallet.prepareTransactionRequest({ account: wallet.account!, chain: null, to: moved, value: parseEther('0.5') });
+    const raw = await wallet.signTransaction({ ...request, account: wallet.account!, chain: null } as never);
+    await anvil.rpc('evm_setAutomine', [false]);
+    await anvil.rpc('eth_sendRawTransaction', [raw]);
+    const goneHash = await sendUsdt(gone, 7_000_000n, false);
+    await anvil.mine(1);
+    await anvil.rpc('evm_setAutomine', [true]);
+    const s = scanner();
+    await s.tick();
+    expect(since(mark).map((l) => l.split(' → ')[0])).toEqual(['SEEN ETH 0.5', 'SEEN USDT 7']);
+    const before = await s.status();
+    // Replace the last two blocks: `moved` goes into the new chain's first one (a lower height), the USDT transfer nowhere.
+    await anvil.rpc('anvil_reorg', [2, [[raw, 0]]]);
+    await anvil.mine(1);
+    const afterReorg = await s.tick();
+    expect(afterReorg?.reorgs).toBe(1);
+    expect((await s.status()).reorgs).toBe(before.reorgs + 1);
+    // Mine past the depth and the drop grace: the USDT transfer never confirms.
+    for (let i = 0; i < CONFIRMATIONS + 1; i++) {
+      await anvil.mine(1);
+      await s.tick();
+    }
+    const lines = since(mark);
+    expect(lines.filter((l) => l.includes('USDT'))).toEqual([
+      `SEEN USDT 7 → ${gone.slice(0, 8)} #0 c1`,
+      `DROPPED USDT 7 → ${gone.slice(0, 8)} #0 c0`,
+    ]);
+    expect(lines.filter((l) => l.startsWith('CONFIRMED'))).toEqual([`CONFIRMED ETH 0.5 → ${moved.slice(0, 8)} #0 c3`]);
+    expect(reports.some((r) => r.txHash === goneHash && r.state === 'CONFIRMED')).toBe(false);
+    // The re-included one is anchored in its new block.
+    const receipt = await anvil.client.getTransactionReceipt({ hash: reports.find((r) => r.toAddress === moved)!.txHash });
+    const [row] = await database.sql<{ block_hash: string }[]>`select block_hash from evm_deposits where to_address = ${moved}`;
+    expect(row?.block_hash).toBe(receipt.blockHash);
+  });
+
+  test('a new scanner instance on the same database emits nothing twice; an interrupted delivery is resumed once', async () => {
+    const mark = reports.length;
+    const restarted = scanner();
+    expect((await restarted.tick())?.delivered).toBe(0);
+    expect(since(mark)).toEqual([]);
+    // The sink fails once: the report stays in the outbox and the next instance delivers it.
+    const target = book.depositAddress(6);
+    await sendEth(target, '0.3');
+    let failures = 0;
+    const flaky = scanner({ sink: async () => { failures++; throw new Error('app down'); } });
+    await expect(flaky.tick()).rejects.toThrow('app down');
+    expect(failures).toBe(1);
+    const next = scanner();
+    await next.tick();
+    await anvil.mine(CONFIRMATIONS);
+    await next.tick();
+    await scanner().tick();
+    expect(since(mark)).toEqual([`SEEN ETH 0.3 → ${target.slice(0, 8)} #0 c1`, `CONFIRMED ETH 0.3 → ${target.slice(0, 8)} #0 c4`]);
+    // No (txHash, outputIndex) was ever CONFIRMED twice in the whole file.
+    const confirmed = reports.filter((r) => r.state === 'CONFIRMED').map((r) => `${r.txHash}:${r.outputIndex}`);
+    expect(new Set(confirmed).size).toBe(confirmed.length);
+  });
+
+  test('node outage: the scan fails and keeps its cursor; after it, the blocks mined meanwhile are caught up in capped ranges without loss', async () => {
+    const mark = reports.length;
+    const before = await scanner().status();
+    const down = scanner({ client: createEvmClient('http://127.0.0.1:1', { retryCount: 0, timeoutMs: 500 }) });
+    const targets = [book.depositAddress(7), book.depositAddress(8)];
+    await sendEth(targets[0]!, '0.01');
+    await anvil.mine(20);
+    await sendUsdt(targets[1]!, 1n);
+    await expect(down.tick()).rejects.toThrow();
+    expect((await down.status()).height).toBe(before.height);
+    // Back: small batches and a 3-block log cap, to cross many ranges.
+    const up = scanner({ logRangeCap: 3, blocksPerBatch: 5 });
+    await anvil.mine(CONFIRMATIONS);
+    const result = await up.tick();
+    expect(result?.height).toBe(await anvil.client.getBlockNumber());
+    expect(since(mark).map((l) => l.replace(/ c\d+$/, ''))).toEqual([
+      `SEEN ETH 0.01 → ${targets[0]!.slice(0, 8)} #0`,
+      `CONFIRMED ETH 0.01 → ${targets[0]!.slice(0, 8)} #0`,
+      `SEEN USDT 0.000001 → ${targets[1]!.slice(0, 8)} #0`,
+      `CONFIRMED USDT 0.000001 → ${targets[1]!.slice(0, 8)} #0`,
+    ]);
+    const status = await up.status();
+    expect(status.lag).toBe(0n);
+    expect(status.lastScanAt).toBeInstanceOf(Date);
+  });
+
+  test('run() scans on its own every interval until aborted', async () => {
+    const mark = reports.length;
+    const target = book.depositAddress(9);
+    const controller = new AbortController();
+    const errors: unknown[] = [];
+    const running = scanner().run(controller.signal, 50, (error) => errors.push(error));
+    await sendEth(target, '0.02');
+    await anvil.mine(CONFIRMATIONS);
+    await until(async () => reports.length, (n) => n >= mark + 2);
+    controller.abort();
+    await running;
+    expect(errors).toEqual([]);
+    expect(since(mark).map((l) => l.replace(/ c\d+$/, ''))).toEqual([
+      `SEEN ETH 0.02 → ${target.slice(0, 8)} #0`,
+      `CONFIRMED ETH 0.02 → ${target.slice(0, 8)} #0`,
+    ]);
+  });
+
+  test('scanners of the same network racing (two processes) report each transfer once', async () => {
+    const mark = reports.length;
+    const target = book.depositAddress(10);
+    await sendEth(target, '0.03');
+    await anvil.mine(CONFIRMATIONS);
+    // Whichever order they take the advisory lock in (a loser's tick returns null), one report of each.
+    await Promise.all([scanner().tick(), scanner().tick(), scanner().tick()]);
+    await scanner().tick();
+    expect(since(mark).map((l) => l.replace(/ c\d+$/, ''))).toEqual([
+      `SEEN ETH 0.03 → ${target.slice(0, 8)} #0`,
+      `CONFIRMED ETH 0.03 → ${target.slice(0, 8)} #0`,
+    ]);
+  });
+
+  // Last: it leaves this file's scanner stopped on purpose.
+  test('a reorg deeper than the kept blocks stops the scanner for an operator instead of guessing; the cursor stays', async () => {
+    const shallow = scanner({ keepBlocks: 2 });
+    await anvil.mine(3);
+    await shallow.tick();
+    const [kept] = await database.sql<{ count: string }[]>`select count(*) from evm_blocks where network = 'ETH'`;
+    expect(Number(kept?.count)).toBeLessThanOrEqual(3);
+    const before = await shallow.status();
+    await anvil.rpc('anvil_reorg', [5, []]);
+    await expect(shallow.tick()).rejects.toThrow(/reorg deeper than the \d+ kept blocks/);
+    expect((await shallow.status()).height).toBe(before.height);
+  });
+});
