@@ -135,7 +135,16 @@ export function marketAdapters(config: Config, database: Database, env: Record<s
       sanctions: async () => (!ofac || (await ofac.status()).imported ? 'ok' : 'missing'),
     },
     background: [
-      { name: 'rates refresher', start: () => refresher.start(), stop: () => refresher.stop() },
+      {
+        name: 'rates refresher',
+        start: () => refresher.start(),
+        stop: () => refresher.stop(),
+        runOnce: async () => {
+          const events = await refresher.refreshAll();
+          rates.invalidate(); // this process reads the new quotes at once, not after its 2 s cache
+          return events;
+        },
+      },
       ...(ofac && env.KASSA_OFAC_SDN_URL ? [sanctionsRefresh(database, env.KASSA_OFAC_SDN_URL, now)] : []),
     ],
   };
@@ -157,15 +166,16 @@ function sanctionsRefresh(database: Database, url: string, now: () => Date): Bac
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<unknown> = Promise.resolve();
   const check = () => {
-    running = (async () => {
+    return (running = (async () => {
       const [row] = await database.sql<{ imported_at: Date }[]>`select imported_at from sanctions_lists where list = 'ofac'`;
       if (!row || now().getTime() - new Date(row.imported_at).getTime() >= DAY_MS) await importSdn(database.sql, url);
     })().catch(() => {
       // The list stays as it was (or missing: deposits wait in review); the next hour tries again.
-    });
+    }));
   };
   return {
     name: 'sanctions list refresh',
+    runOnce: () => check(),
     start: () => {
       check();
       timer = setInterval(check, 3600_000);

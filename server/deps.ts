@@ -35,4 +35,10 @@ export type LiveStatus = {
   sanctions: () => Promise<'ok' | 'missing'>;
 };
 
-export type Background = { name: string; start: () => void; stop: () => Promise<void> };
+export type Background = {
+  name: string;
+  start: () => void;
+  stop: () => Promise<void>;
+  /** One round now, awaited (tests, and an operator's manual refresh). */
+  runOnce: () => Promise<unknown>;
+};
