@@ -90,6 +90,8 @@ export const payments = pgTable(
     /** Locked rates of the deposit currency in settlement currency and in EUR (FIXED). */
     lockedRateSettlement: numeric('locked_rate_settlement'),
     lockedRateUniform: numeric('locked_rate_uniform'),
+    /** The rate that priced the payment and what it stands on (live: the agreeing market sources). */
+    pricingRate: jsonb('pricing_rate').$type<{ from: string; to: string; rate: string; sources: string[]; at: string }>(),
     settlementCurrency: text('settlement_currency').notNull(),
     riskReviewThreshold: numeric('risk_review_threshold').notNull(),
     riskBlockThreshold: numeric('risk_block_threshold').notNull(),
@@ -426,4 +428,57 @@ export const installation = pgTable('installation', {
   name: text('name').primaryKey(),
   value: text('value').notNull(),
   createdAt: createdAt(),
+});
+
+/** Live rates (CONTRACT §11): the latest quote of each source per (crypto, fiat), shared by every process. */
+export const rateQuotes = pgTable(
+  'rate_quotes',
+  {
+    source: text('source').notNull(),
+    base: text('base').notNull(),
+    quote: text('quote').notNull(),
+    price: numeric('price').notNull(),
+    fetchedAt: timestamp('fetched_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.base, t.quote] }), check('rate_quotes_price_positive', sql`${t.price} > 0`)],
+);
+
+/** One row per rate source: its last round (GET /v1/rates), claimed atomically so processes share the work. */
+export const rateSources = pgTable('rate_sources', {
+  source: text('source').primaryKey(),
+  lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true }),
+  lastSuccessAt: timestamp('last_success_at', { withTimezone: true }),
+  lastFailureAt: timestamp('last_failure_at', { withTimezone: true }),
+  lastError: text('last_error'),
+  consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+  quoteCount: integer('quote_count').notNull().default(0),
+});
+
+/** Sanctioned digital-currency addresses of an imported list (OFAC SDN), canonical per network. */
+export const sanctionedAddresses = pgTable(
+  'sanctioned_addresses',
+  {
+    list: text('list').notNull(),
+    network: text('network').notNull(),
+    address: text('address').notNull(),
+    listedAddress: text('listed_address').notNull(),
+    sdnCurrency: text('sdn_currency').notNull(),
+    partyName: text('party_name').notNull(),
+    partyRef: text('party_ref').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.list, t.network, t.address, t.partyRef, t.sdnCurrency] }),
+    index('sanctioned_addresses_by_address').on(t.address, t.network),
+  ],
+);
+
+/** One row per imported sanctions list: its presence is what "a list has been imported" means. */
+export const sanctionsLists = pgTable('sanctions_lists', {
+  list: text('list').primaryKey(),
+  importedAt: timestamp('imported_at', { withTimezone: true }).notNull(),
+  source: text('source').notNull(),
+  published: text('published'),
+  addressCount: integer('address_count').notNull(),
+  counts: jsonb('counts').notNull(),
+  skipped: jsonb('skipped').notNull(),
 });

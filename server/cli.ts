@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { createApiKey, createBusiness, createOperator, getBusiness } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { SCOPES, type Scope } from './modules/money/index.js';
-import { KeyMismatch, buildDeps, connect, openDatabase, resolveMasterKey, verifyMasterKey } from './compose.js';
+import { KeyMismatch, buildDeps, importSanctionsList, connect, openDatabase, resolveMasterKey, verifyMasterKey } from './compose.js';
 import { SimulateDepositSchema } from './modules/deposits/index.js';
 import { chooseCurrency, loadPaymentById } from './modules/payments/index.js';
 import { listAttempts, listDeliveries, redeliver } from './modules/callbacks/index.js';
@@ -27,6 +27,8 @@ const USAGE = `Usage: npm run kassa -- <command> [options]
       callback deliveries with their attempts (time, status code, latency, error)
   callback:redeliver --delivery <id> [--json]
       send a delivered or expired callback again (same webhook-id), on a new retry schedule
+  sanctions:import <file|url> [--json]
+      load the digital-currency addresses of OFAC's SDN list (sdn_advanced.xml) for screening; replaces the previous list
   migrate
 `;
 
@@ -41,8 +43,9 @@ function requireUuid(value: string | undefined, flag: string): string {
 
 async function run(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
+    allowPositionals: true,
     options: {
       name: { type: 'string' },
       'withdrawal-callback-url': { type: 'string' },
@@ -67,7 +70,7 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const commands = ['business:create', 'apikey:create', 'operator:create', 'deposit:simulate', 'payment:choose-currency', 'callbacks:list', 'callback:redeliver', 'migrate'];
+  const commands = ['business:create', 'apikey:create', 'operator:create', 'deposit:simulate', 'payment:choose-currency', 'callbacks:list', 'callback:redeliver', 'sanctions:import', 'migrate'];
   if (!commands.includes(command)) throw new UsageError(`Unknown command ${command}.`);
 
   const config = loadConfig();
@@ -79,6 +82,16 @@ async function run(argv: string[]): Promise<void> {
   try {
     await verifyMasterKey(database, masterKey);
     switch (command) {
+      case 'sanctions:import': {
+        const source = positionals[0];
+        if (!source) throw new UsageError('sanctions:import needs a file path or an http(s) URL of sdn_advanced.xml.');
+        const counts = await importSanctionsList(database, source);
+        print(
+          { ...counts },
+          `Imported ${counts.addresses} sanctioned addresses from ${source}: ${Object.entries(counts.perNetwork).map(([n, c]) => `${n} ${c}`).join(', ') || 'none on supported networks'}`,
+        );
+        break;
+      }
       case 'migrate':
         print({ migrated: true }, 'Database migrated.');
         break;

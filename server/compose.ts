@@ -16,6 +16,14 @@ import type { Config } from './platform/config.js';
 import type { Deps } from './deps.js';
 import { SandboxRates } from './adapters/rates/sandbox.js';
 import { SandboxScreening } from './adapters/screening/sandbox.js';
+import { createLiveRatesEngine, ratesConfigFromEnv } from './adapters/rates/config.js';
+import { LiveRatesPort } from './adapters/rates/live-port.js';
+import { createSanctionsScreening, screeningConfigFromEnv } from './adapters/screening/config.js';
+import { importSdn, type ImportCounts } from './adapters/screening/ofac-import.js';
+import { SanctionsScreeningPort } from './adapters/screening/live-port.js';
+import type { Background, LiveStatus } from './deps.js';
+import type { RatesPort } from './modules/money/index.js';
+import type { ScreeningPort } from './modules/compliance/index.js';
 import { CallbackSender } from './adapters/callbacks/http-transport.js';
 import { RateLimits } from './platform/rate-limit.js';
 import { decryptSecret, generateMasterKey, masterKeyCheck, parseMasterKey, type MasterKey } from './platform/secrets.js';
@@ -101,16 +109,105 @@ export async function verifyMasterKey(database: Database, key: MasterKey): Promi
   if (winner?.value !== check) throw wrong; // another process recorded a different key at the same moment
 }
 
-export function buildDeps(config: Config, database: Database, masterKey: MasterKey, now: () => Date = () => new Date(), log: Log = createLogger(config.logLevel)): Deps {
+type MarketAdapters = { rates: RatesPort; screening: ScreeningPort; live: LiveStatus | null; background: Background[] };
+
+/**
+ * Rates and screening: the sandbox's fixed table and scripted scores, or (live)
+ * market sources behind their quorum and sanctions lists (CONTRACT §11),
+ * configured from `env`. A bad variable is a ConfigError naming it.
+ */
+export function marketAdapters(config: Config, database: Database, env: Record<string, string | undefined>, now: () => Date): MarketAdapters {
+  if (config.sandbox) return { rates: new SandboxRates(), screening: new SandboxScreening(), live: null, background: [] };
+  let engine, sanctions;
+  try {
+    engine = createLiveRatesEngine(database.sql, ratesConfigFromEnv(env), { now });
+    sanctions = createSanctionsScreening(database.sql, screeningConfigFromEnv(env));
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const { rates, refresher } = engine;
+  const { screening, ofac } = sanctions;
+  return {
+    rates: new LiveRatesPort(rates),
+    screening: new SanctionsScreeningPort(screening),
+    live: {
+      rates: () => rates.status(),
+      sanctions: async () => (!ofac || (await ofac.status()).imported ? 'ok' : 'missing'),
+    },
+    background: [
+      {
+        name: 'rates refresher',
+        start: () => refresher.start(),
+        stop: () => refresher.stop(),
+        runOnce: async () => {
+          const events = await refresher.refreshAll();
+          rates.invalidate(); // this process reads the new quotes at once, not after its 2 s cache
+          return events;
+        },
+      },
+      ...(ofac && env.KASSA_OFAC_SDN_URL ? [sanctionsRefresh(database, env.KASSA_OFAC_SDN_URL, now)] : []),
+    ],
+  };
+}
+
+/** Import OFAC's SDN list (file or URL) into the database: `npm run kassa -- sanctions:import`. */
+export function importSanctionsList(database: Database, source: string): Promise<ImportCounts> {
+  return importSdn(database.sql, source);
+}
+
+const DAY_MS = 24 * 3600_000;
+
+/**
+ * KASSA_OFAC_SDN_URL: import the list when it is missing or a day old, checked
+ * at start and hourly (an import replaces the list atomically, so two workers
+ * doing it at once only do the work twice).
+ */
+function sanctionsRefresh(database: Database, url: string, now: () => Date): Background {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<unknown> = Promise.resolve();
+  const check = () => {
+    return (running = (async () => {
+      const [row] = await database.sql<{ imported_at: Date }[]>`select imported_at from sanctions_lists where list = 'ofac'`;
+      if (!row || now().getTime() - new Date(row.imported_at).getTime() >= DAY_MS) await importSdn(database.sql, url);
+    })().catch(() => {
+      // The list stays as it was (or missing: deposits wait in review); the next hour tries again.
+    }));
+  };
+  return {
+    name: 'sanctions list refresh',
+    runOnce: () => check(),
+    start: () => {
+      check();
+      timer = setInterval(check, 3600_000);
+      timer.unref();
+    },
+    stop: async () => {
+      if (timer) clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+export function buildDeps(
+  config: Config,
+  database: Database,
+  masterKey: MasterKey,
+  now: () => Date = () => new Date(),
+  log: Log = createLogger(config.logLevel),
+  env: Record<string, string | undefined> = process.env,
+): Deps {
+  const market = marketAdapters(config, database, env, now);
   return {
     log,
     config,
     database,
     masterKey,
-    // The adapters: the sandbox for chains, rates and screening; live ones plug in here.
-    rates: new SandboxRates(),
+    // The adapters: the sandbox for chains; rates and screening by mode (marketAdapters).
+    rates: market.rates,
+    live: market.live,
+    background: market.background,
     chains: sandboxChains(database, now),
-    screening: new SandboxScreening(),
+    screening: market.screening,
     faucet: config.sandbox ? sandboxFaucet : null,
     callbacks: new CallbackSender({ timeoutMs: config.callbackTimeoutMs, allowPrivate: config.allowPrivateCallbackUrls }),
     // Subscribers of payment status changes and withdrawal outcomes, in the transaction of each.

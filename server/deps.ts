@@ -22,4 +22,23 @@ export type Deps = DepositsDeps &
     faucet: SandboxFaucet | null;
     /** Per-process rate limits (authentication failures, checkout). */
     limits: RateLimits;
+    /** Live mode: the market rates' and sanctions lists' state (GET /v1/rates, /ready); null in sandbox. */
+    live: LiveStatus | null;
+    /** Work a worker process runs in the background (the rates refresher); started by main.ts. */
+    background: Background[];
   };
+
+export type LiveStatus = {
+  /** Per rate source: the age of its newest quote and its last error. */
+  rates: () => Promise<{ minSources: number; maxAgeS: number; sources: { name: string; ageS: number | null; fresh: boolean; lastError: string | null }[] }>;
+  /** "ok" once every configured list is imported; "missing" while `ofac` has none yet. */
+  sanctions: () => Promise<'ok' | 'missing'>;
+};
+
+export type Background = {
+  name: string;
+  start: () => void;
+  stop: () => Promise<void>;
+  /** One round now, awaited (tests, and an operator's manual refresh). */
+  runOnce: () => Promise<unknown>;
+};

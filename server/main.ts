@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     // Stop accepting and finish in-flight requests, then let running jobs end (bounded),
     // then close the pools, and only then stop the database they were connected to.
     await server?.stop().catch((error: unknown) => log.error({ err: error }, 'closing the HTTP server failed'));
+    await Promise.all(deps.background.map((b) => b.stop().catch((error: unknown) => log.error({ err: error }, `stopping the ${b.name} failed`))));
     if (worker) {
       const stopped = worker.stop().then(() => true).catch((error: unknown) => (log.error({ err: error }, 'stopping the worker failed'), true));
       const inTime = await Promise.race([stopped, new Promise<false>((r) => setTimeout(() => r(false), JOBS_GRACE_MS).unref())]);
@@ -74,7 +75,10 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  if (role !== 'web') worker = await startWorker(deps);
+  if (role !== 'web') {
+    worker = await startWorker(deps);
+    for (const b of deps.background) b.start();
+  }
   if (role !== 'worker') {
     server = await createServer({ deps });
     const address = await server.start();

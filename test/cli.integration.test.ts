@@ -244,3 +244,32 @@ describe('other commands', { timeout: 60_000 }, () => {
     expect(result.stdout).toBe('');
   });
 });
+
+describe('sanctions:import', { timeout: 60_000 }, () => {
+  const SDN_FILE = join(CWD, 'test/adapters/screening/fixtures/sdn_advanced.sample.xml');
+
+  it('imports the SDN file and prints the counts per network as one JSON object; twice gives the same rows', async () => {
+    const first = await kassa('sanctions:import', SDN_FILE, '--json');
+    expect(first.code, first.stderr).toBe(0);
+    const counts = singleJson(first.stdout) as { addresses: number; perNetwork: Record<string, number> };
+    const [stored] = await db.sql`select count(*)::int as n from sanctioned_addresses where list = 'ofac'`;
+    expect(counts.addresses).toBe(stored!.n);
+    expect(counts.perNetwork.BTC).toBeGreaterThan(0);
+    const again = await kassa('sanctions:import', SDN_FILE, '--json');
+    expect(singleJson(again.stdout)).toEqual(counts);
+    const [after] = await db.sql`select count(*)::int as n from sanctioned_addresses where list = 'ofac'`;
+    expect(after!.n).toBe(stored!.n);
+  });
+
+  it('without a source it exits 2 and says what it needs; a missing file exits 1 and changes nothing', async () => {
+    const bare = await kassa('sanctions:import');
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/file path or an http\(s\) URL/);
+    const [before] = await db.sql`select count(*)::int as n from sanctioned_addresses`;
+    const missing = await kassa('sanctions:import', '/nonexistent/sdn.xml');
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe('');
+    const [after] = await db.sql`select count(*)::int as n from sanctioned_addresses`;
+    expect(after!.n).toBe(before!.n);
+  });
+});

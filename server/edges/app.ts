@@ -78,10 +78,12 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
   app.get('/ready', async (_request, reply) => {
     try {
       await deps.database.db.execute(sql`select 1`);
-      return { status: 'ready', database: 'up' };
     } catch {
       return sendProblem(reply, problem(503, 'NOT_READY', 'The database is unreachable.'), { 'retry-after': '5' });
     }
+    // Live mode: a missing sanctions list is shown (deposits wait in review meanwhile), not fatal.
+    const sanctions = deps.live ? await deps.live.sanctions() : 'sandbox';
+    return { status: 'ready', database: 'up', sanctions };
   });
 
   const doc = openApiDocument(deps.config.publicUrl);

@@ -43,15 +43,20 @@ export type TestApp = {
   close: () => Promise<void>;
 };
 
+export function testEnv(env: Record<string, string> = {}): Record<string, string> {
+  return { KASSA_MASTER_KEY: TEST_MASTER_KEY, PUBLIC_URL: 'http://kassa.test', LOG_LEVEL: 'silent', ...env };
+}
+
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ KASSA_MASTER_KEY: TEST_MASTER_KEY, PUBLIC_URL: 'http://kassa.test', LOG_LEVEL: 'silent', ...env });
+  return loadConfig(testEnv(env));
 }
 
 export async function startTestApp(options: { env?: Record<string, string>; business?: BusinessSettings } = {}): Promise<TestApp> {
   const db = await createTestDatabase();
   const clock = new TestClock();
   const config = testConfig(options.env);
-  const deps = buildDeps(config, db, parseMasterKey(TEST_MASTER_KEY), clock.now);
+  // The same environment as the config: live adapters (rates, screening) read their variables from it.
+  const deps = buildDeps(config, db, parseMasterKey(TEST_MASTER_KEY), clock.now, undefined, testEnv(options.env));
   const server = await createServer({ deps, logger: false });
   await server.app.ready();
   const addBusiness = async (settings: BusinessSettings & { name?: string } = {}): Promise<TestBusiness> => {

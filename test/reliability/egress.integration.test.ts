@@ -17,6 +17,8 @@ import { appRouter } from '../../server/edges/trpc/app-router.js';
 import { createContextInner } from '../../server/edges/trpc/context.js';
 import { createCallerFactory } from '../../server/edges/trpc/init.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { SandboxRates } from '../../server/adapters/rates/sandbox.js';
+import { SandboxScreening } from '../../server/adapters/screening/sandbox.js';
 import { startTestWorker } from '../helpers/worker.js';
 import { waitFor } from './support.js';
 
@@ -51,6 +53,10 @@ beforeAll(async () => {
   Object.defineProperty(t.clock, 'current', { get: () => new Date(), set: () => {}, configurable: true });
   expect(t.deps.config.sandbox).toBe(false);
   expect(t.deps.config.allowPrivateCallbackUrls).toBe(false);
+  // This file is about egress: fixed rates and scripted screening (the sandbox's adapters) stand in
+  // for the live market sources, which would need their own doubles (test/edges/rest/live-market).
+  t.deps.rates = new SandboxRates();
+  t.deps.screening = new SandboxScreening();
   worker = await startTestWorker(t.deps);
 });
 

@@ -68,7 +68,8 @@ describe('hosted checkout page', () => {
     });
     const token = (res.json().paymentUrl as string).split('/').pop()!;
     const rates = t.deps.rates;
-    t.deps.rates = { rate: () => Promise.reject(new Error('rates provider down')) };
+    const down = () => Promise.reject(new Error('rates provider down'));
+    t.deps.rates = { rate: down, provenance: down };
     try {
       const page = await t.app.inject({ url: `/checkout/${token}`, headers: { accept: 'text/html' } });
       expect(page.statusCode).toBe(200);

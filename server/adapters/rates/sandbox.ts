@@ -29,4 +29,8 @@ export class SandboxRates implements RatesPort {
   async rate(from: PricedCurrency, to: PricedCurrency, _at?: Date): Promise<Dec> {
     return new Dec(SANDBOX_EUR_VALUES[from]).div(SANDBOX_EUR_VALUES[to]);
   }
+
+  async provenance(from: PricedCurrency, to: PricedCurrency, at: Date): Promise<{ rate: Dec; sources: string[]; at: Date }> {
+    return { rate: await this.rate(from, to, at), sources: ['sandbox'], at };
+  }
 }

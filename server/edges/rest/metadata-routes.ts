@@ -76,7 +76,11 @@ export function metadataRoutes(app: FastifyInstance, deps: Deps): void {
         rates[f]![t] = rate.toSignificantDigits(12).toFixed();
       }
     }
-    return { rates, at: Math.floor(at.getTime() / 1000) };
+    // Live: where the rates come from and how old each source's newest quote is.
+    const sources = deps.live
+      ? (await deps.live.rates()).sources.map((s) => ({ name: s.name, ageS: s.ageS, fresh: s.fresh, lastError: s.lastError }))
+      : [{ name: 'sandbox', ageS: 0, fresh: true, lastError: null }];
+    return { rates, at: Math.floor(at.getTime() / 1000), sources };
   });
 
   app.get<{ Params: { currency: string; network: string; address: string } }>(

@@ -9,7 +9,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { deposits, payments } from '../../../db/schema.js';
 import type { DepositReport } from '../networks/index.js';
-import type { RiskAssessment } from '../compliance/index.js';
+import { ScreeningUnavailableError, type RiskAssessment } from '../compliance/index.js';
 import type { DepositsDeps as Deps, IngestResult } from './ports.js';
 import { KassaError, notFound } from '../../platform/errors.js';
 import {
@@ -92,7 +92,9 @@ function revalue(p: PaymentRow, d: DepositRow, creditedAmount: Dec, market?: Loc
 }
 
 /** The initial status of a newly seen deposit: compliance first, then whether Kassa can take it. */
-function initialStatus(p: PaymentRow, report: DepositReport, score: Dec): DepositStatus {
+function initialStatus(p: PaymentRow, report: DepositReport, score: Dec, unscreened: boolean): DepositStatus {
+  // Not screened is never a pass: an operator decides (compliance:decide).
+  if (unscreened) return 'COMPLIANCE_REVIEW';
   if (score.gte(p.riskBlockThreshold)) return 'BLOCKED';
   if (score.gte(p.riskReviewThreshold)) return 'COMPLIANCE_REVIEW';
   if (isRestricted(report.currency) || !matchesPayment(p, report.currency, report.network)) return 'UNPROCESSABLE';
@@ -170,6 +172,26 @@ async function followChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositR
   if (d.status !== 'UNCONFIRMED') await transitionDeposit(tx, d, 'UNCONFIRMED', reason, at);
 }
 
+/**
+ * The sender's assessment; when a screening source cannot answer, an explicit
+ * "not screened" one (score 0.0, owner category `unscreened`) that sends the
+ * deposit to COMPLIANCE_REVIEW.
+ */
+async function screenSender(deps: Deps, report: DepositReport): Promise<RiskAssessment & { unscreened?: true }> {
+  try {
+    return await deps.screening.screen(report.network, report.fromAddress, report.dictatedRiskScore ?? undefined);
+  } catch (error) {
+    if (!(error instanceof ScreeningUnavailableError)) throw error;
+    return {
+      riskScore: '0.0',
+      addressOwner: { name: 'Not screened: a screening source could not answer', category: 'unscreened' },
+      sourceRiskEntities: [],
+      destinationRiskEntities: [],
+      unscreened: true,
+    };
+  }
+}
+
 const CHAIN_ORDER = { SEEN: 0, CONFIRMED: 1, DROPPED: 1 } as const;
 
 /**
@@ -180,9 +202,7 @@ const CHAIN_ORDER = { SEEN: 0, CONFIRMED: 1, DROPPED: 1 } as const;
 export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<IngestResult> {
   const existing = await findDeposit(deps.database.db, report, false);
   // Screening is a call to an outside provider: done before the transaction, and only for new deposits.
-  const assessment: RiskAssessment | null = existing
-    ? null
-    : await deps.screening.screen(report.network, report.fromAddress, report.dictatedRiskScore ?? undefined);
+  const assessment: (RiskAssessment & { unscreened?: true }) | null = existing ? null : await screenSender(deps, report);
   return deps.database.db.transaction(async (tx) => {
     const at = deps.now();
     let payment: PaymentRow | undefined;
@@ -218,7 +238,8 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
     }
 
     const score = new Dec(assessment!.riskScore);
-    const status = initialStatus(p, report, score);
+    const { unscreened, ...riskAssessment } = assessment!;
+    const status = initialStatus(p, report, score, unscreened === true);
     const valuation = await depositRates(deps, p, report.currency, report.network, at);
     const amount = new Dec(report.amount);
     const [inserted] = await tx
@@ -238,7 +259,7 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
         amount: amount.toFixed(),
         onChainFee: networkFee(report.currency, report.network).toFixed(),
         riskScore: assessment!.riskScore,
-        riskAssessment: assessment!,
+        riskAssessment,
         rateSource: valuation.source,
         displayCurrency: p.displayCurrency!,
         settlementCurrency: p.settlementCurrency,

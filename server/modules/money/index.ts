@@ -6,4 +6,4 @@ export * from './catalog.js';
 export * from './decimal.js';
 export * from './fees.rules.js';
 export * from './valuation.js';
-export type { RatesPort } from './ports.js';
+export type { RatesPort, RateProvenance } from './ports.js';

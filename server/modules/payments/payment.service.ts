@@ -17,7 +17,7 @@ import {
   CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_DECIMALS, isCrypto, type FiatCurrency, type Network, type PaymentStatus,
 } from '../money/index.js';
 import { Dec } from '../money/index.js';
-import type { PricedCurrency } from '../money/index.js';
+import { UNIFORM_CURRENCY, type PricedCurrency } from '../money/index.js';
 import { valuationRates, type LockedRates } from '../money/index.js';
 import {
   DEFAULT_EXPIRATION_MINUTES, ZERO_EXPIRATION_MINUTES, type CreatePaymentInput,
@@ -44,6 +44,12 @@ export function lockedColumns(locked: LockedRates) {
     lockedRateSettlement: locked.settlement.toString(),
     lockedRateUniform: locked.uniform.toString(),
   };
+}
+
+/** The rate that priced a payment, with its sources and time (stored as `pricing_rate`). */
+export async function pricingRate(deps: Deps, from: PricedCurrency, to: PricedCurrency, at: Date) {
+  const p = await deps.rates.provenance(from, to, at);
+  return { pricingRate: { from, to, rate: p.rate.toString(), sources: p.sources, at: p.at.toISOString() } };
 }
 
 /** A fresh derivation index → the deposit address (and tag) for a payment, inside its transaction. */
@@ -118,6 +124,7 @@ export async function createPayment(
       expectedDepositAmount: p.expectedDepositAmount.toFixed(CRYPTO_DECIMALS[input.depositCurrency]),
       expectedDepositFee: p.expectedDepositFee.toFixed(CRYPTO_DECIMALS[input.depositCurrency]),
       ...lockedColumns(locked),
+      ...(await pricingRate(deps, input.depositCurrency, p.displayCurrency, now)),
       requestedAt: now,
     };
   } else if (input.displayCurrency && input.displayAmount) {
@@ -129,6 +136,7 @@ export async function createPayment(
       expectedDisplayAmount: p.expectedDisplayAmount.toFixed(FIAT_DECIMALS[input.displayCurrency]),
       expectedDisplayFee: p.expectedDisplayFee.toFixed(FIAT_DECIMALS[input.displayCurrency]),
       expectedUniformAmount: p.expectedUniformAmount.toFixed(2),
+      ...(await pricingRate(deps, input.displayCurrency, UNIFORM_CURRENCY, now)),
     };
   } else {
     // The schema guarantees one of the two; this keeps the types honest.
@@ -314,6 +322,7 @@ export async function chooseCurrency(
         expectedDepositAmount: price.expectedDepositAmount.toFixed(CRYPTO_DECIMALS[depositCurrency]),
         expectedDepositFee: price.expectedDepositFee.toFixed(CRYPTO_DECIMALS[depositCurrency]),
         ...lockedColumns(locked),
+        ...(await pricingRate(deps, depositCurrency, display, now)),
         ...(await assignAddress(tx, deps, network as Network)),
         requestedAt: now,
       })

@@ -101,7 +101,13 @@ export async function createWithdrawal(
   // The business pays the fee on top; a recipient-paid fee comes out of the amount sent.
   const gross = feePayer === 'BUSINESS' ? estimated.add(fee) : estimated;
   const deducted = roundTo(gross.mul(rateSettlement), settlementCurrency as FiatCurrency, 'UP');
+  // A source that cannot answer throws ScreeningUnavailableError (503): nothing is created.
   const assessment: RiskAssessment = await deps.screening.screen(network, input.address);
+  // A sanctioned destination is refused outright (CONTRACT §11); other high risk is accepted and
+  // ends BLOCKED at broadcast, with its callback (CONTRACT §6).
+  if (assessment.addressOwner.category === 'sanctions' && new Dec(assessment.riskScore).gte(business.riskBlockThreshold)) {
+    throw rule('ADDRESS_SANCTIONED', `The destination address is on a sanctions list (${assessment.addressOwner.name}).`, 'address');
+  }
   const approvalsRequired = APPROVAL_POLICIES[business.approvalPolicy as ApprovalPolicy] ?? 0;
   const hash = requestHash(input);
 

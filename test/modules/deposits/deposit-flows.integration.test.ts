@@ -8,6 +8,7 @@ import { settleSandboxTx } from '../../../server/adapters/chain/sandbox-faucet.j
 import { sandboxTxHash } from '../../../server/modules/networks/tx-hash.rules.js';
 import { getBalances, sumEntries } from '../../../server/modules/ledger/ledger.service.js';
 import { Dec } from '../../../server/modules/money/decimal.js';
+import type { PricedCurrency } from '../../../server/modules/money/catalog.js';
 import { ingestDeposit } from '../../../server/modules/deposits/deposit.service.js';
 import { expirePayment, EXPIRY_LOOKAHEAD_MS, scheduleExpiries } from '../../../server/modules/payments/expiry.service.js';
 import { EXPIRABLE_PAYMENT_STATUSES } from '../../../server/modules/payments/payment-states.rules.js';
@@ -992,12 +993,11 @@ describe('driven by hand (no worker)', () => {
       }
       const original = m.deps.rates;
       const up = new Dec('1.1');
-      m.deps.rates = {
-        rate: async (from, to, at) => {
-          const r = await original.rate(from, to, at);
-          return from === 'BTC' && to !== 'BTC' ? r.mul(up) : to === 'BTC' && from !== 'BTC' ? r.div(up) : r;
-        },
+      const moved = async (from: PricedCurrency, to: PricedCurrency, at: Date) => {
+        const r = await original.rate(from, to, at);
+        return from === 'BTC' && to !== 'BTC' ? r.mul(up) : to === 'BTC' && from !== 'BTC' ? r.div(up) : r;
       };
+      m.deps.rates = { rate: moved, provenance: async (from, to, at) => ({ rate: await moved(from, to, at), sources: ['test'], at }) };
       try {
         // 0.00909091 BTC: at 60000 = 545.4546 → 545.45 EUR; at 66000 = 600.00006 → 600.00 EUR
         const sf = await mSend(fixed.paymentId, '0.00909091');
