@@ -3,16 +3,9 @@
  * "cannot answer" that the app turns into COMPLIANCE_REVIEW, never into a pass.
  */
 
-export type LegalEntity = { name: string; category: string };
+import type { RiskAssessment } from '../../modules/compliance/index.js';
 
-/** The shape the app's ScreeningPort returns (CONTRACT §11, spec `riskScore`, `addressOwner`). */
-export type RiskAssessment = {
-  /** "0.0" (clean) to "10.0" (sanctioned), one decimal. */
-  riskScore: string;
-  addressOwner: LegalEntity;
-  sourceRiskEntities: LegalEntity[];
-  destinationRiskEntities: LegalEntity[];
-};
+export type { LegalEntity, RiskAssessment } from '../../modules/compliance/index.js';
 
 export interface SanctionsScreener {
   readonly name: string;
