@@ -42,10 +42,17 @@ module.exports = {
       to: { path: '^server/modules/[^/]+/', pathNot: ['^server/modules/$1/', '^server/modules/[^/]+/index\\.ts$', CHAIN_PORT] },
     },
     {
-      name: 'outside-modules-only-through-index',
-      comment: 'Edges, adapters, jobs and the root see a module only through its index.ts.',
+      name: 'widget-imports-only-pure-rules',
+      comment: 'The browser bundle may share pure server rules (view shapes) and types (the tRPC router type), never code with I/O.',
       severity: 'error',
-      from: { pathNot: '^server/modules/' },
+      from: { path: '^widget/' },
+      to: { path: '^(server|jobs|db)/', pathNot: '^server/modules/[^/]+/[^/]+\\.rules\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'outside-modules-only-through-index',
+      comment: 'Edges, adapters, jobs and the root see a module only through its index.ts (the widget: widget-imports-only-pure-rules).',
+      severity: 'error',
+      from: { pathNot: ['^server/modules/', '^widget/'] },
       to: { path: '^server/modules/[^/]+/', pathNot: ['^server/modules/[^/]+/index\\.ts$', JOB_FILE, CHAIN_PORT] },
     },
     {
@@ -102,7 +109,9 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|dist)/' },
+    // The layers are the shipped code's. Tests, bench, soak and scripts reach into modules on purpose
+    // (a unit under test), and test/architecture/fixture breaks every rule on purpose.
+    exclude: { path: '^(node_modules|dist|test|bench|soak|scripts)/' },
     reporterOptions: { text: { highlightFocused: true } },
   },
 };
