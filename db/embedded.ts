@@ -92,8 +92,12 @@ function runAs(): RunAs {
   }
 }
 
-/** Whether `user` may pass through every directory from / down to `path` (and read it, with `read`). */
-export function reachable(path: string, user: { uid: number; gid: number }, read = false): boolean {
+/**
+ * The first place on the way from / down to `path` that `user` cannot pass
+ * through (or, with `read`, cannot read and run at the end), or null when it
+ * can reach it all.
+ */
+function firstBlocked(path: string, user: { uid: number; gid: number }, read = false): string | null {
   const parts = resolve(path).split(sep).filter(Boolean);
   for (let i = 0; i <= parts.length; i++) {
     const here = sep + parts.slice(0, i).join(sep);
@@ -101,23 +105,13 @@ export function reachable(path: string, user: { uid: number; gid: number }, read
     try {
       stat = statSync(here);
     } catch {
-      return true; // not created yet: Kassa creates it with the right owner
+      return null; // not created yet: Kassa creates it with the right owner
     }
     const need = i === parts.length && read ? 0o5 : 0o1;
     const bits = stat.uid === user.uid ? (stat.mode >> 6) & 7 : stat.gid === user.gid ? (stat.mode >> 3) & 7 : stat.mode & 7;
-    if ((bits & need) !== need) return false;
+    if ((bits & need) !== need) return here;
   }
-  return true;
-}
-
-/** The first directory on the way to `path` that `user` cannot pass through, for the message. */
-function firstBlocked(path: string, user: { uid: number; gid: number }): string {
-  const parts = resolve(path).split(sep).filter(Boolean);
-  for (let i = 1; i <= parts.length; i++) {
-    const here = sep + parts.slice(0, i).join(sep);
-    if (!reachable(here, user)) return here;
-  }
-  return path;
+  return null;
 }
 
 /**
@@ -126,7 +120,7 @@ function firstBlocked(path: string, user: { uid: number; gid: number }): string 
  * home directory keeps node_modules out of its reach).
  */
 function binariesFor(native: string, dataDir: string, user: RunAs): string {
-  if (!user || reachable(join(native, 'bin', 'postgres'), user, true)) return native;
+  if (!user || firstBlocked(join(native, 'bin', 'postgres'), user, true) === null) return native;
   const version = JSON.parse(readFileSync(join(native, '..', 'package.json'), 'utf8')).version as string;
   const copy = join(dirname(dataDir), `postgres-${version}`);
   if (!existsSync(join(copy, 'bin', 'postgres'))) {
@@ -222,9 +216,12 @@ export async function startEmbedded(dir: string, options: { persistent?: boolean
   const parent = dirname(dir);
   // As root the `postgres` user must pass through the parent (0711: enter, not list).
   if (!existsSync(parent)) mkdirSync(parent, { recursive: true, mode: user ? 0o711 : 0o700 });
-  else if (user && statSync(parent).uid === 0 && (statSync(parent).mode & 0o001) === 0) chmodSync(parent, (statSync(parent).mode & 0o777) | 0o011);
-  if (user && !reachable(dir, user)) {
-    const blocked = firstBlocked(dir, user);
+  else if (user) {
+    const { uid, mode } = statSync(parent);
+    if (uid === 0 && (mode & 0o001) === 0) chmodSync(parent, (mode & 0o777) | 0o011);
+  }
+  const blocked = user && firstBlocked(dir, user);
+  if (blocked) {
     throw new EmbeddedDatabaseError(
       `As root, the embedded PostgreSQL runs as the '${SUPERUSER}' user, who cannot enter ${blocked}: set KASSA_DATA_DIR to a directory it can reach (e.g. /var/lib/kassa), or DATABASE_URL to a PostgreSQL of your own.`,
     );

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { createApiKey, createBusiness, createOperator, getBusiness } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { SCOPES, type Scope } from './modules/money/index.js';
-import { KeyMismatch, buildDeps, importSanctionsList, connect, openDatabase, resolveMasterKey, verifyMasterKey } from './compose.js';
+import { KeyMismatch, buildDeps, importSanctionsList, openKassaDatabase } from './compose.js';
 import { SimulateDepositSchema } from './modules/deposits/index.js';
 import { chooseCurrency, loadPaymentById } from './modules/payments/index.js';
 import { listAttempts, listDeliveries, redeliver } from './modules/callbacks/index.js';
@@ -74,13 +74,10 @@ async function run(argv: string[]): Promise<void> {
   if (!commands.includes(command)) throw new UsageError(`Unknown command ${command}.`);
 
   const config = loadConfig();
-  const opened = await openDatabase(config);
-  const database = connect(opened.url, { max: 2 });
-  const masterKey = resolveMasterKey(config);
+  const { masterKey, opened, database } = await openKassaDatabase(config, { max: 2 });
   const print = (json: Record<string, unknown>, human: string) =>
     process.stdout.write(values.json ? `${JSON.stringify(json)}\n` : `${human}\n`);
   try {
-    await verifyMasterKey(database, masterKey);
     switch (command) {
       case 'sanctions:import': {
         const source = positionals[0];

@@ -75,6 +75,25 @@ export async function openDatabase(config: Config): Promise<OpenedDatabase> {
   return { url, stop: server.stop, embedded: true };
 }
 
+/**
+ * What every Kassa process starts from: its master key, and its database
+ * (opened, migrated, connected) with that key checked against it. On a
+ * refused key nothing stays open.
+ */
+export async function openKassaDatabase(config: Config, options: { max: number }) {
+  const masterKey = resolveMasterKey(config);
+  const opened = await openDatabase(config);
+  const database = connect(opened.url, options);
+  try {
+    await verifyMasterKey(database, masterKey);
+  } catch (error) {
+    await database.close().catch(() => {});
+    await opened.stop().catch(() => {});
+    throw error;
+  }
+  return { masterKey, opened, database };
+}
+
 /** The master key differs from the one the database was made with (a ConfigError: one line, exit 1). */
 export class KeyMismatch extends ConfigError {
   override name = 'KeyMismatch';

@@ -10,7 +10,7 @@ import { startWorker } from '../jobs/worker.js';
 import { createServer, type KassaServer } from './edges/app.js';
 import { createDemoBusinessIfEmpty, demoBanner, productionHint } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
-import { buildDeps, connect, openDatabase, resolveMasterKey, verifyMasterKey } from './compose.js';
+import { buildDeps, openKassaDatabase } from './compose.js';
 
 /** How long running jobs may take to finish at shutdown before the process stops anyway. */
 const JOBS_GRACE_MS = 10_000;
@@ -32,9 +32,7 @@ async function main(): Promise<void> {
     // The embedded database belongs to one process: a second role would wait on it forever.
     throw new ConfigError(`--role=${role} needs DATABASE_URL: split roles share one PostgreSQL (run without --role to use the embedded one).`);
   }
-  const masterKey = resolveMasterKey(config);
-  const opened = await openDatabase(config);
-  const database = connect(opened.url, { max: 10 });
+  const { masterKey, opened, database } = await openKassaDatabase(config, { max: 10 });
   const deps = buildDeps(config, database, masterKey);
   const log = deps.log;
 
@@ -66,14 +64,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
-
-  try {
-    await verifyMasterKey(database, masterKey);
-  } catch (error) {
-    await database.close().catch(() => {});
-    await opened.stop().catch(() => {});
-    throw error;
-  }
 
   if (role !== 'web') {
     worker = await startWorker(deps);
