@@ -8,7 +8,7 @@
  */
 import { sql } from 'drizzle-orm';
 import {
-  bigserial, boolean, check, index, integer, jsonb, numeric, pgSequence, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid,
+  bigint, bigserial, boolean, check, index, integer, jsonb, numeric, pgSequence, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid,
 } from 'drizzle-orm/pg-core';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
@@ -101,6 +101,8 @@ export const payments = pgTable(
     refundFollowUpDeposits: boolean('refund_follow_up_deposits').notNull(),
     walletAddress: text('wallet_address'),
     destinationTag: text('destination_tag'),
+    /** The derivation index behind walletAddress (`<xpub>/0/<index>` live): what a sweep signs with. */
+    addressIndex: bigint('address_index', { mode: 'number' }),
     redirectUrl: text('redirect_url'),
     redirectMode: text('redirect_mode').notNull(),
     expirationMinutes: integer('expiration_minutes').notNull(),

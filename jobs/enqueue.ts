@@ -13,6 +13,7 @@ export type TaskPayloads = {
   sandbox_settle_tx: { transactionId: string };
   deliver_callback: { deliveryId: string };
   broadcast_withdrawal: { withdrawalId: string };
+  sweep_deposit: { network: string; txHash: string; outputIndex: number };
 };
 
 export type JobOptions = { runAt?: Date; jobKey?: string; maxAttempts?: number; queueName?: string };

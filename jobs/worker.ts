@@ -14,22 +14,41 @@ import { sandboxSettleTxTask } from './tasks/sandbox-settle-tx.js';
 import { broadcastWithdrawalTask } from './tasks/broadcast-withdrawal.js';
 import { deliverCallbackTask } from './tasks/deliver-callback.js';
 import { sweepCallbacksTask } from './tasks/sweep-callbacks.js';
+import { sweepDepositTask } from './tasks/sweep-deposit.js';
 
-export function taskList(deps: Deps): TaskList {
-  return {
+/** Tasks that move funds: in live mode only a process holding the signer's keys runs them. */
+export const PAYOUT_TASKS = ['broadcast_refund', 'broadcast_withdrawal', 'sweep_deposit'] as const;
+
+/**
+ * Which tasks this process takes: every one (sandbox, or a live process that
+ * also signs), all but the payouts (a live worker without keys: payouts wait
+ * in the queue for the signer), or only the payouts (the signer role).
+ * graphile-worker only picks up jobs whose task this process knows.
+ */
+export type TaskSelection = 'all' | 'without-payouts' | 'payouts';
+
+export function taskList(deps: Deps, selection: TaskSelection = 'all'): TaskList {
+  const all: TaskList = {
     expire_payment: expirePaymentTask(deps),
     sweep_expiries: sweepExpiriesTask(deps),
     broadcast_refund: broadcastRefundTask(deps),
     sandbox_settle_tx: sandboxSettleTxTask(deps),
     broadcast_withdrawal: broadcastWithdrawalTask(deps),
+    sweep_deposit: sweepDepositTask(deps),
     deliver_callback: deliverCallbackTask(deps),
     sweep_callbacks: sweepCallbacksTask(deps),
   };
+  if (selection === 'all') return all;
+  const payout = (name: string) => (PAYOUT_TASKS as readonly string[]).includes(name);
+  return Object.fromEntries(Object.entries(all).filter(([name]) => payout(name) === (selection === 'payouts')));
 }
 
 export const CRONTAB = ['* * * * * sweep_expiries ?max=1', '* * * * * sweep_callbacks ?max=1'].join('\n');
 
-export async function startWorker(deps: Deps, options: { concurrency?: number; pollInterval?: number; crontab?: boolean } = {}): Promise<Runner> {
+export async function startWorker(
+  deps: Deps,
+  options: { concurrency?: number; pollInterval?: number; crontab?: boolean; tasks?: TaskSelection } = {},
+): Promise<Runner> {
   const concurrency = options.concurrency ?? 4;
   // The worker's pool is Kassa's, not graphile-worker's: graphile-worker removes its pool's error
   // listener when it stops, so a connection that PostgreSQL ends later (a restart, the embedded
@@ -44,7 +63,7 @@ export async function startWorker(deps: Deps, options: { concurrency?: number; p
     pollInterval: options.pollInterval ?? 1000,
     noHandleSignals: true,
     logger: workerLogger(deps.log),
-    taskList: taskList(deps),
+    taskList: taskList(deps, options.tasks),
     ...(options.crontab === false ? {} : { crontab: CRONTAB }),
   }).catch(async (error: unknown) => {
     await pool.end();

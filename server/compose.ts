@@ -31,6 +31,11 @@ import { createLogger, type Log } from './platform/logger.js';
 import { eq } from 'drizzle-orm';
 import { businesses, installation } from '../db/schema.js';
 import { ConfigError } from './platform/config.js';
+import { sandboxNetworkAccess, type NetworkAccess } from './modules/networks/index.js';
+import { ingestDeposit, queueSweep } from './modules/deposits/index.js';
+import type { DepositReport } from './modules/networks/ports.js';
+import { readLiveChainConfig, LiveChainConfigError } from './adapters/chain/live/live-config.js';
+import { openLiveChains, type LiveChains, type ProcessRole } from './adapters/chain/live/live-chains.js';
 
 export const DATABASE_NAME = 'kassa';
 
@@ -207,6 +212,17 @@ function sanctionsRefresh(database: Database, url: string, now: () => Date): Bac
   };
 }
 
+/** Live mode before its chains are opened (or with none): nothing is offered. */
+const NO_NETWORKS: NetworkAccess = {
+  mode: 'live',
+  enabled: [],
+  offers: () => false,
+  depositAddress: (network) => {
+    throw new Error(`Network ${network} is not enabled`);
+  },
+  validateAddress: (network) => ({ valid: false, reason: `${network} is not enabled on this installation` }),
+};
+
 export function buildDeps(
   config: Config,
   database: Database,
@@ -214,6 +230,7 @@ export function buildDeps(
   now: () => Date = () => new Date(),
   log: Log = createLogger(config.logLevel),
   env: Record<string, string | undefined> = process.env,
+  live: LiveChains | null = null,
 ): Deps {
   const market = marketAdapters(config, database, env, now);
   return {
@@ -224,8 +241,11 @@ export function buildDeps(
     // The adapters: the sandbox for chains; rates and screening by mode (marketAdapters).
     rates: market.rates,
     live: market.live,
-    background: market.background,
-    chains: sandboxChains(database, now),
+    background: [...market.background, ...(live?.background ?? [])],
+    // The chains: the sandbox's simulated ones, or (live) the configured nodes only.
+    chains: config.sandbox ? sandboxChains(database, now) : (live?.chains ?? {}),
+    networks: config.sandbox ? sandboxNetworkAccess(masterKey) : (live?.access ?? NO_NETWORKS),
+    chainHealth: live ? () => live.health() : null,
     screening: market.screening,
     faucet: config.sandbox ? sandboxFaucet : null,
     callbacks: new CallbackSender({ timeoutMs: config.callbackTimeoutMs, allowPrivate: config.allowPrivateCallbackUrls }),
@@ -238,3 +258,44 @@ export function buildDeps(
 }
 
 export { connect };
+
+/**
+ * Live mode (CONTRACT §10): open the configured networks for this process's
+ * role, then build Deps around them. Scanners report to the deposit
+ * ingestion; a confirmed deposit on a treasury network (EVM) queues its
+ * sweep. A missing or bad variable, or a node that does not answer at
+ * start, is a ConfigError naming it.
+ */
+export async function buildLiveDeps(
+  config: Config,
+  database: Database,
+  masterKey: MasterKey,
+  role: ProcessRole,
+  options: { now?: () => Date; log?: Log; env?: Record<string, string | undefined>; startAttempts?: number } = {},
+): Promise<Deps> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? createLogger(config.logLevel);
+  let deps: Deps | null = null;
+  const sink = async (report: DepositReport) => {
+    if (!deps) throw new Error('deposit reported before Kassa finished starting'); // the engine redelivers it
+    await ingestDeposit(deps, report);
+    if (deps.chains[report.network]?.sweep) await queueSweep(deps, report);
+  };
+  let live: LiveChains;
+  try {
+    live = await openLiveChains(readLiveChainConfig(env), {
+      sql: database.sql,
+      sink,
+      role,
+      startAttempts: options.startAttempts,
+      onError: (network, error) => log.warn({ err: error, network }, `${network}: chain work failed; retrying`),
+    });
+  } catch (error) {
+    if (error instanceof LiveChainConfigError) throw new ConfigError(`Invalid configuration:\n  ${error.message}`);
+    throw error;
+  }
+  deps = buildDeps(config, database, masterKey, options.now, log, env, live);
+  // The signer runs payouts only: the rates refresher and sanctions refresh belong to workers.
+  if (role === 'signer') deps.background = live.background;
+  return deps;
+}

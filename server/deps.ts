@@ -9,6 +9,8 @@ import type { BusinessesDeps } from './modules/businesses/index.js';
 import type { CallbacksDeps } from './modules/callbacks/index.js';
 import type { DepositsDeps, SandboxFaucet } from './modules/deposits/index.js';
 import type { ChainPorts } from './modules/networks/ports.js';
+import type { Network } from './modules/money/index.js';
+import type { ChainHealth } from './modules/networks/index.js';
 import type { WithdrawalsDeps } from './modules/withdrawals/index.js';
 import type { RateLimits } from './platform/rate-limit.js';
 
@@ -24,9 +26,12 @@ export type Deps = DepositsDeps &
     limits: RateLimits;
     /** Live mode: the market rates' and sanctions lists' state (GET /v1/rates, /ready); null in sandbox. */
     live: LiveStatus | null;
-    /** Work a worker process runs in the background (the rates refresher); started by main.ts. */
+    /** Work a worker process runs in the background (the rates refresher, chain scanners); started by main.ts. */
     background: Background[];
+    /** Live mode: each configured network's scanner height, node tip and lag (/ready, /metrics); null in sandbox. */
+    chainHealth: (() => Promise<Partial<Record<Network, ChainHealth>>>) | null;
   };
+
 
 export type LiveStatus = {
   /** Per rate source: the age of its newest quote and its last error. */

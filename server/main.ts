@@ -1,7 +1,10 @@
 /**
  * Entry point of `npm start`: config → database → worker → http, and a
  * graceful shutdown on SIGTERM/SIGINT. `--role=web` or `--role=worker` runs
- * one half; the default runs both in one process.
+ * one half; the default runs both in one process. Live mode adds
+ * `--role=signer`: the only process that reads KASSA_SIGNER_MNEMONIC_FILE,
+ * running payouts and sweeps (the combined process does too when the file
+ * is set).
  */
 import { parseArgs } from 'node:util';
 import type { Runner } from 'graphile-worker';
@@ -10,7 +13,8 @@ import { startWorker } from '../jobs/worker.js';
 import { createServer, type KassaServer } from './edges/app.js';
 import { createDemoBusinessIfEmpty, demoBanner, productionHint } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
-import { buildDeps, openKassaDatabase } from './compose.js';
+import { buildDeps, buildLiveDeps, openKassaDatabase } from './compose.js';
+import type { TaskSelection } from '../jobs/worker.js';
 
 /** How long running jobs may take to finish at shutdown before the process stops anyway. */
 const JOBS_GRACE_MS = 10_000;
@@ -25,16 +29,29 @@ function redacted(url: string): string {
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { role: { type: 'string', default: 'all' } } });
   const role = values.role;
-  if (role !== 'all' && role !== 'web' && role !== 'worker') throw new ConfigError(`--role must be web, worker or all, not ${role}`);
+  if (role !== 'all' && role !== 'web' && role !== 'worker' && role !== 'signer') {
+    throw new ConfigError(`--role must be web, worker, signer or all, not ${role}`);
+  }
 
   const config = loadConfig();
+  if (role === 'signer' && config.sandbox) throw new ConfigError('--role=signer is for live mode (KASSA_SANDBOX=false): the sandbox signs nothing.');
   if (role !== 'all' && !config.databaseUrl) {
     // The embedded database belongs to one process: a second role would wait on it forever.
     throw new ConfigError(`--role=${role} needs DATABASE_URL: split roles share one PostgreSQL (run without --role to use the embedded one).`);
   }
   const { masterKey, opened, database } = await openKassaDatabase(config, { max: 10 });
-  const deps = buildDeps(config, database, masterKey);
+  let deps;
+  try {
+    deps = config.sandbox ? buildDeps(config, database, masterKey) : await buildLiveDeps(config, database, masterKey, role);
+  } catch (error) {
+    await database.close().catch(() => {});
+    await opened.stop().catch(() => {});
+    throw error;
+  }
   const log = deps.log;
+  // Live: payouts and sweeps run only where the keys are (the signer, or a combined process given the mnemonic).
+  const signs = !config.sandbox && (role === 'signer' || (role === 'all' && !!process.env.KASSA_SIGNER_MNEMONIC_FILE?.trim()));
+  const tasks: TaskSelection = config.sandbox ? 'all' : role === 'signer' ? 'payouts' : signs ? 'all' : 'without-payouts';
 
   let server: KassaServer | null = null;
   let worker: Runner | null = null;
@@ -66,8 +83,15 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   if (role !== 'web') {
-    worker = await startWorker(deps);
+    worker = await startWorker(deps, { tasks, crontab: role !== 'signer' });
     for (const b of deps.background) b.start();
+  }
+  if (!config.sandbox && role !== 'web' && !signs && role !== 'signer') {
+    log.warn('no signer in this process: withdrawals, refunds and sweeps wait for a process started with --role=signer (KASSA_SIGNER_MNEMONIC_FILE)');
+  }
+  if (role === 'signer') {
+    process.stdout.write(`\n  Kassa signer is running payouts for ${deps.networks.enabled.join(', ')}\n\n`);
+    return;
   }
   if (role !== 'worker') {
     server = await createServer({ deps });

@@ -12,6 +12,7 @@ import { checkoutRoutes } from './checkout/checkout-page.js';
 import type { Deps } from '../deps.js';
 import { createLogger } from '../platform/logger.js';
 import { registerMetrics } from './rest/metrics.js';
+import { registerChainMetrics } from './rest/chain-metrics.js';
 import { openApiDocument, renderDocs } from './rest/openapi.js';
 import { frameworkErrors, problem, registerProblemHandlers, sendProblem } from './rest/problem.js';
 import { paymentRoutes } from './rest/payment-routes.js';
@@ -72,7 +73,8 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
 
   await app.register(helmet, { global: true });
   registerProblemHandlers(app);
-  registerMetrics(app);
+  const registry = registerMetrics(app);
+  if (deps.chainHealth) registerChainMetrics(registry, deps.chainHealth);
 
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
@@ -83,7 +85,15 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
     }
     // Live mode: a missing sanctions list is shown (deposits wait in review meanwhile), not fatal.
     const sanctions = deps.live ? await deps.live.sanctions() : 'sandbox';
-    return { status: 'ready', database: 'up', sanctions };
+    if (!deps.chainHealth) return { status: 'ready', database: 'up', sanctions };
+    // Live: every configured node must answer; a deposit is not lost meanwhile, only delayed.
+    const health = await deps.chainHealth();
+    const networks = Object.fromEntries(
+      Object.entries(health).map(([network, h]) => [network, { height: h.height, tip: h.tip, lag: h.lag, ok: h.ok, ...(h.error ? { error: h.error } : {}) }]),
+    );
+    const ready = Object.values(health).every((h) => h.ok);
+    if (!ready) reply.code(503).header('retry-after', '5');
+    return { status: ready ? 'ready' : 'not_ready', database: 'up', sanctions, networks };
   });
 
   const doc = openApiDocument(deps.config.publicUrl);

@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../../server/platform/config.js';
 import type { Deps } from '../../server/deps.js';
 import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import { buildDeps } from '../../server/compose.js';
+import type { LiveChains } from '../../server/adapters/chain/live/live-chains.js';
 import { parseMasterKey } from '../../server/platform/secrets.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
@@ -51,12 +52,22 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig(testEnv(env));
 }
 
-export async function startTestApp(options: { env?: Record<string, string>; business?: BusinessSettings } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: {
+    env?: Record<string, string>;
+    business?: BusinessSettings;
+    live?: LiveChains;
+    /** Build Deps another way (live chains on real nodes): given the config, the database and the test clock. */
+    deps?: (config: Config, db: TestDatabase, now: () => Date) => Promise<Deps>;
+  } = {},
+): Promise<TestApp> {
   const db = await createTestDatabase();
   const clock = new TestClock();
   const config = testConfig(options.env);
   // The same environment as the config: live adapters (rates, screening) read their variables from it.
-  const deps = buildDeps(config, db, parseMasterKey(TEST_MASTER_KEY), clock.now, undefined, testEnv(options.env));
+  const deps = options.deps
+    ? await options.deps(config, db, clock.now)
+    : buildDeps(config, db, parseMasterKey(TEST_MASTER_KEY), clock.now, undefined, testEnv(options.env), options.live ?? null);
   const server = await createServer({ deps, logger: false });
   await server.app.ready();
   const addBusiness = async (settings: BusinessSettings & { name?: string } = {}): Promise<TestBusiness> => {

@@ -14,6 +14,8 @@ import { freePort, passwordFileOf, startEmbedded } from '../../db/embedded.js';
 import { startWorker } from '../../jobs/worker.js';
 import { createLogger } from '../../server/platform/logger.js';
 import { buildDeps, verifyMasterKey } from '../../server/compose.js';
+import { startAnvil } from '../adapters/evm/anvil.js';
+import { testXpub } from '../helpers/watch-only.js';
 import { createBusiness } from '../../server/modules/businesses/business.service.js';
 import { parseMasterKey } from '../../server/platform/secrets.js';
 import { testConfig, TEST_MASTER_KEY } from '../helpers/app.js';
@@ -202,7 +204,13 @@ describe('production', () => {
   it('NODE_ENV=production creates no demo business and prints no secret, only how to create one', async () => {
     const db = await createTestDatabase();
     cleanup.push(() => db.drop());
-    const kassa = await startBundle({ DATABASE_URL: db.url, NODE_ENV: 'production', KASSA_MASTER_KEY: TEST_MASTER_KEY, PORT: String(await freePort()) });
+    // Live mode needs a network: a real node (anvil) and a watch-only xpub.
+    const anvil = await startAnvil();
+    cleanup.push(() => anvil.stop());
+    const kassa = await startBundle({
+      DATABASE_URL: db.url, NODE_ENV: 'production', KASSA_MASTER_KEY: TEST_MASTER_KEY, PORT: String(await freePort()),
+      KASSA_ETH_RPC_URL: anvil.url, KASSA_ETH_XPUB: testXpub('ETH'),
+    });
     kassa.proc.kill('SIGTERM');
     await kassa.exited;
     expect(kassa.stdout()).not.toMatch(/API secret|callback secret|apiSecret/i);
@@ -210,6 +218,31 @@ describe('production', () => {
     const [row] = await db.sql`select count(*)::int as n from businesses`;
     expect(row!.n).toBe(0);
   }, 60_000);
+});
+
+describe('live mode without a network', () => {
+  it('refuses to start, naming the variables to set, and leaves nothing running', async () => {
+    const db = await createTestDatabase();
+    cleanup.push(() => db.drop());
+    const run = await runToExit({ DATABASE_URL: db.url, NODE_ENV: 'production', KASSA_MASTER_KEY: TEST_MASTER_KEY });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('needs at least one network');
+    expect(run.stderr).toContain('KASSA_ETH_RPC_URL');
+    expect(run.stderr).toContain('KASSA_ETH_XPUB');
+    expect(run.stdout).not.toContain('is running at');
+  });
+
+  it('refuses a network that cannot run live yet, and a node given without its xpub', async () => {
+    const db = await createTestDatabase();
+    cleanup.push(() => db.drop());
+    const run = await runToExit({
+      DATABASE_URL: db.url, KASSA_SANDBOX: 'false', KASSA_MASTER_KEY: TEST_MASTER_KEY,
+      KASSA_XRP_RPC_URL: 'http://127.0.0.1:1', KASSA_LTC_RPC_URL: 'http://u:p@127.0.0.1:1',
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('KASSA_XRP_RPC_URL: XRP cannot run live yet');
+    expect(run.stderr).toContain('KASSA_LTC_RPC_URL is set, so KASSA_LTC_XPUB is required');
+  });
 });
 
 describe('the worker speaks', () => {

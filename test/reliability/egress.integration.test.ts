@@ -17,6 +17,8 @@ import { appRouter } from '../../server/edges/trpc/app-router.js';
 import { createContextInner } from '../../server/edges/trpc/context.js';
 import { createCallerFactory } from '../../server/edges/trpc/init.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { watchOnlyChains } from '../helpers/watch-only.js';
+import { sandboxChains } from '../../server/adapters/chain/sandbox.js';
 import { SandboxRates } from '../../server/adapters/rates/sandbox.js';
 import { SandboxScreening } from '../../server/adapters/screening/sandbox.js';
 import { startTestWorker } from '../helpers/worker.js';
@@ -48,6 +50,7 @@ beforeAll(async () => {
   port6 = await listen('::1').catch(() => 0); // no IPv6 loopback on this machine: that case is skipped
   t = await startTestApp({
     env: { KASSA_SANDBOX: 'false', KASSA_SANDBOX_BROADCAST_DELAY_S: '0', KASSA_CALLBACK_RETRY_INTERVAL_S: '1', KASSA_CALLBACK_TIMEOUT_MS: '3000' },
+    live: watchOnlyChains(['BTC', 'ETH']),
   });
   // Real time: the worker runs jobs when they are due by the database clock.
   Object.defineProperty(t.clock, 'current', { get: () => new Date(), set: () => {}, configurable: true });
@@ -57,6 +60,8 @@ beforeAll(async () => {
   // for the live market sources, which would need their own doubles (test/edges/rest/live-market).
   t.deps.rates = new SandboxRates();
   t.deps.screening = new SandboxScreening();
+  // And the sandbox chain completes the withdrawals whose callbacks are the egress under test.
+  t.deps.chains = sandboxChains(t.db, t.clock.now);
   worker = await startTestWorker(t.deps);
 });
 

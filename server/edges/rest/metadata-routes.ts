@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { validateAddress } from '../../modules/networks/index.js';
+import type { NetworkAccess } from '../../modules/networks/index.js';
 import type { Deps } from '../../deps.js';
 import { validationFailed } from '../../platform/errors.js';
 import { requireApiKey } from './auth.js';
@@ -18,11 +18,11 @@ import {
 import { formatAnyAmount } from '../../modules/money/index.js';
 import type { PricedCurrency } from '../../modules/money/index.js';
 
-/** Pure: the currency metadata document. */
-export function currencyMetadata() {
+/** Pure: the currency metadata document, listing only the pairs `offered` (live: the configured networks). */
+export function currencyMetadata(offered: (currency: string, network: Network) => boolean = () => true) {
   const crypto = CRYPTO_CURRENCIES.map((code) => {
-    const withdraw = WITHDRAWAL_NETWORKS[code] ?? [];
-    const networks = [...new Set([...DEPOSIT_NETWORKS[code], ...withdraw])].map((network) => {
+    const withdraw = (WITHDRAWAL_NETWORKS[code] ?? []).filter((n) => offered(code, n));
+    const networks = [...new Set([...DEPOSIT_NETWORKS[code].filter((n) => offered(code, n)), ...withdraw])].map((network) => {
       const withdrawable = withdraw.includes(network);
       return {
         network,
@@ -32,8 +32,8 @@ export function currencyMetadata() {
         maxAmount: withdrawable ? WITHDRAWAL_MAX[code]![network]! : null,
       };
     });
-    return { code, type: 'CRYPTO', decimals: CRYPTO_DECIMALS[code], deposit: true, withdraw: withdraw.length > 0, networks };
-  });
+    return { code, type: 'CRYPTO', decimals: CRYPTO_DECIMALS[code], deposit: networks.some((n) => n.deposit), withdraw: withdraw.length > 0, networks };
+  }).filter((c) => c.networks.length > 0);
   const fiat = FIAT_CURRENCIES.map((code) => ({ code, type: 'FIAT', decimals: FIAT_DECIMALS[code], deposit: false, withdraw: false, networks: [] }));
   return { currencies: [...crypto, ...fiat] };
 }
@@ -47,16 +47,19 @@ export const RatesQuerySchema = z.object({ from: codes, to: codes });
 
 const AddressParams = z.object({ currency: z.string().max(16), network: z.string().max(16), address: z.string().max(256) });
 
-function validate(input: z.infer<typeof AddressParams>) {
+function validate(access: NetworkAccess, input: z.infer<typeof AddressParams>) {
   const pair = checkWithdrawalPair(input.currency.toUpperCase(), input.network.toUpperCase());
   if (!pair.ok) return { valid: false, reason: pair.message };
-  const result = validateAddress(input.network.toUpperCase() as Network, input.address);
+  // Live: the address format of the node's chain (rltc1… on a Litecoin regtest).
+  const result = access.validateAddress(input.network.toUpperCase() as Network, input.address);
   return result.valid ? { valid: true } : { valid: false, reason: result.reason };
 }
 
 export function metadataRoutes(app: FastifyInstance, deps: Deps): void {
   const anyKey = { preHandler: requireApiKey(deps) };
-  app.get('/v1/currencies', anyKey, async () => currencyMetadata());
+  app.get('/v1/currencies', anyKey, async () =>
+    currencyMetadata((currency, network) => deps.networks.enabled.includes(network) && deps.networks.offers(currency, network)),
+  );
 
   app.get('/v1/rates', anyKey, async (request) => {
     const { from, to } = parseInput(RatesQuerySchema, request.query, 'query');
@@ -86,12 +89,12 @@ export function metadataRoutes(app: FastifyInstance, deps: Deps): void {
   app.get<{ Params: { currency: string; network: string; address: string } }>(
     '/api/v1/currency/:currency/network/:network/address/:address/valid',
     anyKey,
-    async (request) => validate(parseInput(AddressParams, request.params, 'path')),
+    async (request) => validate(deps.networks, parseInput(AddressParams, request.params, 'path')),
   );
 
   app.post('/api/v1/addresses/validate', anyKey, async (request, reply) => {
     reply.header('deprecation', 'true').header('link', '</api/v1/currency/{currency}/network/{network}/address/{address}/valid>; rel="successor-version"');
-    return validate(parseInput(AddressParams, request.body, 'address validation request'));
+    return validate(deps.networks, parseInput(AddressParams, request.body, 'address validation request'));
   });
 }
 

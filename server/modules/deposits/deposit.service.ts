@@ -213,7 +213,14 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
       const [row] = await tx
         .select()
         .from(payments)
-        .where(and(eq(payments.walletAddress, report.toAddress), tag ? eq(payments.destinationTag, tag) : isNull(payments.destinationTag)))
+        .where(
+          and(
+            // With one xpub for ETH and BSC, the same address may belong to a payment on each network.
+            eq(payments.network, report.network),
+            eq(payments.walletAddress, report.toAddress),
+            tag ? eq(payments.destinationTag, tag) : isNull(payments.destinationTag),
+          ),
+        )
         .for('update');
       if (!row) return { outcome: 'UNMATCHED' as const };
       payment = row;
@@ -257,7 +264,7 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
         destinationTag: report.destinationTag ?? null,
         depositCurrency: report.currency,
         amount: amount.toFixed(),
-        onChainFee: networkFee(report.currency, report.network).toFixed(),
+        onChainFee: report.onChainFee ?? networkFee(report.currency, report.network).toFixed(),
         riskScore: assessment!.riskScore,
         riskAssessment,
         rateSource: valuation.source,

@@ -3,6 +3,7 @@ export * from './deposit-states.rules.js';
 export * from './deposit-transitions.js';
 export * from './deposit-valuation.rules.js';
 export * from './deposit.service.js';
+export * from './deposit-sweep.js';
 export * from './ports.js';
 export * from './refund.service.js';
 export * from './simulate-deposit.schema.js';

@@ -7,4 +7,5 @@ export * from './addresses.rules.js';
 export * from './payment-uri.rules.js';
 export * from './tx-hash.rules.js';
 export * from './deposit-address.js';
+export * from './network-access.js';
 export type { ChainState, DepositReport, DepositSink, Broadcast, BroadcastResult } from './ports.js';

@@ -28,6 +28,8 @@ export type DepositReport = {
   amount: string;
   state: ChainState;
   confirmations: number;
+  /** What the sender paid the network, when the chain tells (UTXO: inputs − outputs). */
+  onChainFee?: string;
   /** Sandbox only: the AML score a test dictates. */
   dictatedRiskScore?: string | null;
 };
@@ -47,10 +49,21 @@ export type Broadcast = {
 
 export type BroadcastResult = { txHash: string; confirmedAt: Date | null };
 
+/** A credited deposit to move from its deposit address to the network's treasury. */
+export type SweepRequest = { network: Network; txHash: string; outputIndex: number; currency: string; addressIndex: number };
+
+/** DONE: swept (or nothing left to sweep); WAIT: ask again later (a gas top-up or an earlier sweep is on its way). */
+export type SweepOutcome = 'DONE' | 'WAIT';
+
 export interface ChainPort {
   readonly network: Network;
   /** Send funds (refunds, withdrawals). Idempotent per `tx.id`. */
   broadcast(tx: Broadcast): Promise<BroadcastResult>;
+  /**
+   * Networks whose payouts come from a treasury (EVM): sweep a credited
+   * deposit to it. Absent where deposits are spent directly (UTXO, sandbox).
+   */
+  sweep?(request: SweepRequest): Promise<SweepOutcome>;
 }
 
 /** The chains Kassa runs on: the sandbox fills all nine networks, live adapters replace some. */

@@ -33,7 +33,7 @@ async function options(deps: Deps, row: PaymentRow): Promise<CheckoutOption[]> {
   const out: CheckoutOption[] = [];
   for (const currency of CRYPTO_CURRENCIES) {
     for (const network of DEPOSIT_NETWORKS[currency]) {
-      if (!businessAllows(business, currency, network)) continue;
+      if (!businessAllows(business, currency, network) || !deps.networks.enabled.includes(network) || !deps.networks.offers(currency, network)) continue;
       const price = await priceInCrypto(deps.rates, fiat, currency, now);
       out.push({ currency, network, amount: formatAmount(price.expectedDepositAmount, currency, 'UP') });
     }

@@ -3,7 +3,7 @@
  * procedures call these; they do the I/O, the pricing and the record
  * building live in pure modules beside them.
  */
-import { depositAddress } from '../networks/index.js';
+import { assertOffered } from '../networks/index.js';
 import { and, eq, getTableColumns, sql, type Column } from 'drizzle-orm';
 import { randomBytes } from 'node:crypto';
 import { requestHash } from '../../platform/idempotency.js';
@@ -55,8 +55,9 @@ export async function pricingRate(deps: Deps, from: PricedCurrency, to: PricedCu
 /** A fresh derivation index → the deposit address (and tag) for a payment, inside its transaction. */
 export async function assignAddress(tx: Queryable, deps: Deps, network: Network) {
   const [row] = (await tx.execute(sql`select nextval(${depositAddressIndex.seqName}) as index`)) as unknown as [{ index: string }];
-  const address = depositAddress(deps.masterKey, network, Number(row.index));
-  return { walletAddress: address.address, destinationTag: address.destinationTag ?? null };
+  const index = Number(row.index);
+  const address = deps.networks.depositAddress(network, index);
+  return { walletAddress: address.address, destinationTag: address.destinationTag ?? null, addressIndex: index };
 }
 
 type PaymentInsert = Omit<typeof payments.$inferInsert, 'id'>;
@@ -105,6 +106,7 @@ export async function createPayment(
   let priced: Partial<typeof payments.$inferInsert> & { pricedIn: 'FIAT' | 'CRYPTO' };
   let status: PaymentStatus;
   if (input.depositCurrency && input.depositAmount && input.network) {
+    assertOffered(deps.networks, input.depositCurrency, input.network);
     if (!businessAllows(business, input.depositCurrency, input.network)) {
       throw unprocessable('NETWORK_NOT_ALLOWED', `This business does not accept ${input.depositCurrency} on ${input.network}.`, [
         { field: 'network', message: `allowed: ${business.allowedNetworks[input.depositCurrency]!.join(', ') || 'none'}` },
@@ -294,6 +296,7 @@ export async function chooseCurrency(
   if (!isCrypto(depositCurrency) || !DEPOSIT_NETWORKS[depositCurrency].includes(network as Network)) {
     throw validationFailed([{ field: 'network', message: `${depositCurrency} cannot be deposited on ${network}` }]);
   }
+  assertOffered(deps.networks, depositCurrency, network);
   return deps.database.db.transaction(async (tx) => {
     const [row] = await tx.select().from(payments).where(eq(payments.id, paymentId)).for('update');
     if (!row) throw notFound(`Payment ${paymentId} not found.`);

@@ -10,6 +10,7 @@
 import type { Database, Queryable } from '../../../db/client.js';
 import type { PaymentStatus, RatesPort } from '../money/index.js';
 import type { PlatformDeps } from '../../platform/runtime.js';
+import type { NetworkAccess } from '../networks/index.js';
 
 export type PaymentStatusChanged = {
   type: 'payment.status_changed';
@@ -27,6 +28,8 @@ export type PaymentEventSubscriber = (tx: Queryable, event: PaymentStatusChanged
 export type PaymentsDeps = PlatformDeps & {
   database: Database;
   rates: RatesPort;
+  /** The networks offered, their deposit addresses and destination formats (sandbox or live). */
+  networks: NetworkAccess;
   /** Called in order, in the transaction of each status change. */
   paymentSubscribers: readonly PaymentEventSubscriber[];
 };

@@ -5,6 +5,7 @@ import type { WithdrawalStatus } from './withdrawal.rules.js';
 import type { ScreeningPort } from '../compliance/index.js';
 import type { RatesPort } from '../money/index.js';
 import type { PlatformDeps } from '../../platform/runtime.js';
+import type { NetworkAccess } from '../networks/index.js';
 
 /** A withdrawal reached a final status; `callbackStatus` is what its callback reports (REJECTED ends as FAILED). */
 export type WithdrawalEnded = {
@@ -22,6 +23,8 @@ export type WithdrawalsDeps = PlatformDeps & {
   database: Database;
   rates: RatesPort;
   screening: ScreeningPort;
+  /** The networks offered and the destination address formats (sandbox or live). */
+  networks: NetworkAccess;
   /** Called in order, in the transaction of each outcome. */
   withdrawalSubscribers: readonly WithdrawalEventSubscriber[];
 };

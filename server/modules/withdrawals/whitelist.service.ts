@@ -28,7 +28,7 @@ const toRecord = (r: Row) => ({
 });
 
 export async function addWhitelisted(deps: Deps, businessId: string, input: z.infer<typeof CreateWhitelistSchema>) {
-  assertDestination(input, 'currency');
+  assertDestination(input, 'currency', deps.networks);
   const [row] = await deps.database.db
     .insert(whitelistedAddresses)
     .values({ businessId, ...input, destinationTag: input.destinationTag ?? '', createdAt: deps.now() })

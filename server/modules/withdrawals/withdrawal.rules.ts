@@ -4,7 +4,7 @@
  */
 import { NETWORK_FEES, WITHDRAWAL_NETWORKS, type CryptoCurrency, type Network } from '../money/index.js';
 import { Dec } from '../money/index.js';
-import { validateAddress, validateDestinationTag } from '../networks/index.js';
+import { assertOffered, validateDestinationTag, type NetworkAccess } from '../networks/index.js';
 import { unprocessable } from '../../platform/errors.js';
 import { defineStateMachine } from '../../platform/state-machine.js';
 
@@ -87,10 +87,12 @@ export function checkWithdrawalPair(currency: string, network: string): PairChec
 export function assertDestination(
   d: { currency: string; network: string; address: string; destinationTag?: string },
   currencyField: string,
+  access: NetworkAccess,
 ): void {
   const pair = checkWithdrawalPair(d.currency, d.network);
   if (!pair.ok) throw rule(pair.code, pair.message, pair.code === 'CURRENCY_NOT_SUPPORTED' ? currencyField : 'network');
-  const address = validateAddress(d.network as Network, d.address);
+  assertOffered(access, d.currency, d.network);
+  const address = access.validateAddress(d.network as Network, d.address);
   if (!address.valid) throw rule('INVALID_ADDRESS', `Not a valid ${d.network} address: ${address.reason}`, 'address');
   if (d.destinationTag !== undefined) {
     const tag = validateDestinationTag(d.network as Network, d.destinationTag);

@@ -53,7 +53,7 @@ export async function createWithdrawal(
   }
   const db = deps.database.db;
   const business = caller.business ?? (await getBusiness(db, caller.businessId));
-  assertDestination({ ...input, currency: input.withdrawCurrency }, 'withdrawCurrency');
+  assertDestination({ ...input, currency: input.withdrawCurrency }, 'withdrawCurrency', deps.networks);
   const currency = input.withdrawCurrency as CryptoCurrency;
   const network = input.network as Network;
   if (business.requireWhitelist) {

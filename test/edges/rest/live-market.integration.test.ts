@@ -12,6 +12,7 @@ import { chooseCurrency } from '../../../server/modules/payments/index.js';
 import { postEntries } from '../../../server/modules/ledger/index.js';
 import { Dec } from '../../../server/modules/money/index.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
+import { watchOnlyChains } from '../../helpers/watch-only.js';
 import { coinbaseRates, krakenTickerAnswer } from '../../adapters/rates/fixtures.js';
 import { startHttpDouble, type HttpDouble } from '../../adapters/rates/http-double.js';
 
@@ -57,6 +58,8 @@ beforeAll(async () => {
       KASSA_RATES_MAX_AGE_S: '120',
       KASSA_SANCTIONS_SOURCES: 'ofac',
     },
+    // BTC and ETH offered watch-only: this file is about rates and screening, not the chains.
+    live: watchOnlyChains(['BTC', 'ETH']),
   });
 });
 afterAll(async () => {

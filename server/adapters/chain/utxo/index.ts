@@ -32,6 +32,8 @@ export type UtxoEngineConfig = {
   gap?: number;
   highestAssignedIndex?: () => Promise<number>;
   rpcTimeoutMs?: number;
+  /** Create the tables (default true); false where the app's migrations already did. */
+  applySchema?: boolean;
 };
 
 export type UtxoEngine = {
@@ -49,6 +51,8 @@ export type UtxoEngine = {
   scan: UtxoScanner['scan'];
   payout(request: PayoutRequest): Promise<PayoutResult>;
   rebroadcast(id: string): Promise<PayoutResult>;
+  /** Every recent payout not yet mined, sent again (same bytes); the number sent. */
+  rebroadcastPending(): Promise<number>;
   /** For `/ready` and `/metrics`: the scanner's height, its lag behind the node, reorgs seen. */
   health(): Promise<{ ok: boolean; height: number | null; tip: number | null; lag: number | null; reorgs: number; lastScanAt: Date | null; error?: string }>;
   /** Credited deposits whose block later left the best chain (operator review). */
@@ -62,7 +66,7 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
   const params = resolveParams(config.network, info.chain);
   const keys = new AccountKeys(config.xpub, params);
   const confirmations = confirmationsFor(config.network, config.confirmations);
-  await applySchema(config.sql);
+  if (config.applySchema !== false) await applySchema(config.sql);
   const scanner = new UtxoScanner({
     rpc,
     sql: config.sql,
@@ -96,6 +100,7 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
     scan: () => scanner.scan(),
     payout: (request) => (wallet ? wallet.payout(request) : noSigner()),
     rebroadcast: (id) => (wallet ? wallet.rebroadcast(id) : noSigner()),
+    rebroadcastPending: () => (wallet ? wallet.rebroadcastPending() : Promise.resolve(0)),
     health: async () => {
       const cursor = await readCursor(config.sql, config.network);
       const base = { height: cursor?.height ?? null, reorgs: scanner.stats.reorgs, lastScanAt: scanner.stats.lastScanAt };

@@ -164,6 +164,24 @@ export class UtxoWallet {
     }
   }
 
+  /**
+   * Send every recent payout that is not mined on the best chain again, the
+   * same bytes (a node restart or a full mempool may have dropped it).
+   * Returns how many were sent; a refusal stays recorded on its row.
+   */
+  async rebroadcastPending(withinDays = 7): Promise<number> {
+    const rows = await this.o.sql<{ id: string; txid: string }[]>`
+      select id, txid from utxo_payouts where network = ${this.network} and created_at > now() - make_interval(days => ${withinDays})`;
+    let sent = 0;
+    for (const row of rows) {
+      if (await this.minedOnBestChain(row.txid)) continue;
+      const payout = await store.findPayout(this.o.sql, this.network, row.id);
+      if (!payout) continue;
+      await this.broadcast(payout).then(() => sent++, () => {});
+    }
+    return sent;
+  }
+
   /** Rebroadcast a stored payout by id (e.g. from a sweep of payouts not yet mined). */
   async rebroadcast(id: string): Promise<PayoutResult> {
     const payout = await store.findPayout(this.o.sql, this.network, id);

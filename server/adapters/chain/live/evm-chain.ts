@@ -1,0 +1,112 @@
+/**
+ * ETH and BSC behind the chain port: the EVM engine (../evm) wired to
+ * Kassa. Watch-only addresses from KASSA_<NET>_XPUB, a block scanner that
+ * reports to the deposit ingestion, and, only where the mnemonic is given
+ * (the signer role), payouts and sweeps to the treasury `<xpub>/1/0`.
+ */
+import type { Sql } from 'postgres';
+import { getAddress } from 'viem';
+import { TOKEN_CONTRACTS, validateAddress } from '../../../modules/networks/index.js';
+import type { Broadcast, BroadcastResult, SweepOutcome, SweepRequest } from '../../../modules/networks/ports.js';
+import {
+  EvmScanner, NATIVE_CURRENCY, addressBook, createEvmClient, openEvmSigner, type EvmNetworkConfig, type EvmSigner, type TokenContract,
+} from '../evm/index.js';
+import { PayoutHeldError, type LiveChain, type LiveSink } from './live-chain.js';
+import { DerivedAddressSet } from './watched-addresses.js';
+
+/** The catalog's mainnet contracts, unless KASSA_<NET>_TOKENS replaces them. */
+function tokensOf(config: EvmNetworkConfig): TokenContract[] {
+  if (config.tokens) return config.tokens;
+  return Object.entries(TOKEN_CONTRACTS[config.network] ?? {}).map(([currency, t]) => ({ currency, address: getAddress(t.contract) }));
+}
+
+export async function openEvmChain(
+  config: EvmNetworkConfig,
+  options: { sql: Sql; sink: LiveSink; mnemonicFile?: string; rpcTimeoutMs?: number },
+): Promise<LiveChain> {
+  const { network } = config;
+  const client = createEvmClient(config.rpcUrl, { timeoutMs: options.rpcTimeoutMs ?? 10_000 });
+  const book = addressBook(config.xpub);
+  const tokens = tokensOf(config);
+  const native = NATIVE_CURRENCY[network];
+  const watched = new DerivedAddressSet(options.sql, book.depositAddress);
+  const scanner = new EvmScanner({
+    sql: options.sql,
+    network,
+    client,
+    watched,
+    ownSenders: new Set([book.treasuryAddress().toLowerCase()]),
+    tokens,
+    confirmations: config.confirmations,
+    sink: (report) => options.sink({ ...report, destinationTag: null }),
+  });
+  // Only the signer role holds the key: opening it checks the mnemonic derives this xpub.
+  const signer: EvmSigner | null = options.mnemonicFile
+    ? await openEvmSigner({ sql: options.sql, network, client, xpub: config.xpub, tokens, mnemonicFile: options.mnemonicFile })
+    : null;
+  const needSigner = (): EvmSigner => {
+    if (!signer) throw new Error(`${network}: payouts are signed by the signer role (--role=signer with KASSA_SIGNER_MNEMONIC_FILE)`);
+    return signer;
+  };
+
+  /** Sweeps of one address go one at a time: a second before the first is mined would spend the same balance. */
+  async function earlierSweepPending(id: string, from: string): Promise<boolean> {
+    const open = await options.sql<{ id: string }[]>`
+      select id from evm_transactions
+       where network = ${network} and lower(from_address) = ${from.toLowerCase()} and status in ('SIGNED', 'SENT') and id <> ${id}`;
+    for (const row of open) {
+      if ((await needSigner().refresh(row.id)).status !== 'MINED') return true;
+    }
+    return false;
+  }
+
+  return {
+    network,
+    confirmations: config.confirmations,
+    port: {
+      network,
+      async broadcast(tx: Broadcast): Promise<BroadcastResult> {
+        const result = await needSigner().payout({ id: tx.id, network, currency: tx.currency, toAddress: tx.toAddress, amount: tx.amount });
+        if (result.status === 'HELD') {
+          throw new PayoutHeldError(
+            `${network} treasury ${book.treasuryAddress()} lacks ${result.currency}: needs ${result.needed}, holds ${result.available} (base units); the payout waits`,
+          );
+        }
+        return { txHash: result.txHash, confirmedAt: null };
+      },
+      async sweep(request: SweepRequest): Promise<SweepOutcome> {
+        const s = needSigner();
+        const id = `sweep:${network}:${request.txHash}:${request.outputIndex}`;
+        if (await earlierSweepPending(id, book.depositAddress(request.addressIndex))) return 'WAIT';
+        const result =
+          request.currency === native ? await s.sweepNative(id, request.addressIndex) : await s.sweepToken(id, request.addressIndex, request.currency);
+        if (result.status === 'HELD') {
+          throw new PayoutHeldError(`${network} sweep ${id} waits: the treasury lacks ${result.currency} for gas (needs ${result.needed}, holds ${result.available})`);
+        }
+        return result.status === 'GAS_SENT' ? 'WAIT' : 'DONE';
+      },
+    },
+    offers: (currency) => currency === native || tokens.some((t) => t.currency === currency),
+    depositAddress: (index) => ({ address: book.depositAddress(index) }),
+    validateAddress: (address) => validateAddress(network, address),
+    async scan() {
+      await watched.refresh();
+      await scanner.tick();
+    },
+    async health() {
+      const status = await scanner.status();
+      const height = status.height === null ? null : Number(status.height);
+      const base = { height, lastScanAt: status.lastScanAt, reorgs: status.reorgs };
+      try {
+        const tip = Number(await client.getBlockNumber({ cacheTime: 0 }));
+        return { ok: true, ...base, tip, lag: height === null ? null : Math.max(0, tip - height) };
+      } catch (error) {
+        return { ok: false, ...base, tip: null, lag: null, error: error instanceof Error ? error.message.split('\n')[0] : String(error) };
+      }
+    },
+    async rebroadcast() {
+      if (signer) await signer.rebroadcastPending();
+    },
+    async close() {},
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * What the composition root gets for each live network: its ChainPort
+ * (payouts, usable only where the signer runs), its address rules, and the
+ * work a worker and a signer do for it. The EVM and UTXO families each
+ * build one from their engine (evm-chain.ts, utxo-chain.ts).
+ */
+import type { Network } from '../../../modules/money/index.js';
+import type { AddressValidation, ChainHealth, DepositAddress } from '../../../modules/networks/index.js';
+
+export type { ChainHealth };
+import type { ChainPort, DepositReport, SweepOutcome, SweepRequest } from '../../../modules/networks/ports.js';
+
+
+/** A payout the treasury cannot fund yet: it stays waiting (PROCESSING / PENDING) and is retried. */
+export class PayoutHeldError extends Error {
+  override name = 'PayoutHeldError';
+}
+
+export type LiveChain = {
+  readonly network: Network;
+  readonly confirmations: number;
+  /** Payouts: signs, stores, broadcasts. Throws outside the signer role. */
+  readonly port: ChainPort;
+  /** Whether the currency is watched and offered on this network. */
+  offers(currency: string): boolean;
+  depositAddress(index: number): DepositAddress;
+  validateAddress(address: string): AddressValidation;
+  /** One scanner pass (worker role); reports go to the sink given at open. */
+  scan(): Promise<void>;
+  /** Cursor, node tip and lag for /ready and /metrics; `ok: false` when the node does not answer. */
+  health(): Promise<ChainHealth>;
+  /** Signer role: send every stored, unmined transaction again, same bytes. */
+  rebroadcast(): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** Where live scanners deliver: Kassa's deposit ingestion (and what follows a credit). */
+export type LiveSink = (report: DepositReport) => Promise<unknown>;

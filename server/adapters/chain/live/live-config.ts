@@ -1,0 +1,89 @@
+/**
+ * Live mode's chain settings (CONTRACT §10), read from the environment:
+ * which networks have a node, their xpubs, depths, tokens and fee floors,
+ * and the signer's mnemonic file. Pure: the caller passes the environment.
+ * Errors name the variable, and no network at all is an error naming the
+ * variables to set.
+ */
+import { readNetworkConfig as readEvmConfig, type EvmNetworkConfig } from '../evm/index.js';
+import { UTXO_NETWORKS, type UtxoNetwork } from '../utxo/index.js';
+import { confirmationsFor } from '../utxo/params.js';
+
+type Env = Record<string, string | undefined>;
+
+export type UtxoNetworkConfig = {
+  network: UtxoNetwork;
+  rpcUrl: string;
+  xpub: string;
+  confirmations: number;
+  fallbackFeeRate: string | undefined;
+};
+
+export type LiveChainConfig = {
+  evm: EvmNetworkConfig[];
+  utxo: UtxoNetworkConfig[];
+  /** KASSA_SIGNER_MNEMONIC_FILE: read only by the signer role (or the combined process). */
+  mnemonicFile: string | undefined;
+  /** KASSA_CHAIN_POLL_MS: how often a worker scans each network (default 3000). */
+  pollMs: number;
+};
+
+/** Networks a live installation can run today, and those it cannot yet. */
+export const LIVE_NETWORKS = ['ETH', 'BSC', 'BTC', 'LTC', 'BCH'] as const;
+const NOT_YET_LIVE = ['TRX', 'SOL', 'XRP', 'XLM'] as const;
+
+export class LiveChainConfigError extends Error {
+  override name = 'LiveChainConfigError';
+}
+
+function wholeNumber(env: Env, name: string, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new LiveChainConfigError(`${name} must be a whole number ≥ 1, got "${raw}"`);
+  return Number(raw);
+}
+
+function readUtxoConfig(env: Env, network: UtxoNetwork): UtxoNetworkConfig | undefined {
+  const rpcUrl = env[`KASSA_${network}_RPC_URL`]?.trim();
+  if (!rpcUrl) return undefined;
+  const xpub = env[`KASSA_${network}_XPUB`]?.trim();
+  if (!xpub) throw new LiveChainConfigError(`KASSA_${network}_RPC_URL is set, so KASSA_${network}_XPUB is required`);
+  const fee = env[`KASSA_${network}_FALLBACK_FEE_RATE`]?.trim();
+  if (fee && !/^\d+(\.\d+)?$/.test(fee)) throw new LiveChainConfigError(`KASSA_${network}_FALLBACK_FEE_RATE must be sat/vB, e.g. 10, got "${fee}"`);
+  return {
+    network,
+    rpcUrl,
+    xpub,
+    confirmations: wholeNumber(env, `KASSA_${network}_CONFIRMATIONS`, confirmationsFor(network)),
+    fallbackFeeRate: fee || undefined,
+  };
+}
+
+export function readLiveChainConfig(env: Env): LiveChainConfig {
+  const errors: string[] = [];
+  const attempt = <T>(read: () => T): T | undefined => {
+    try {
+      return read();
+    } catch (error) {
+      errors.push(error instanceof Error ? error.message : String(error));
+      return undefined;
+    }
+  };
+  for (const network of NOT_YET_LIVE) {
+    if (env[`KASSA_${network}_RPC_URL`]?.trim()) {
+      errors.push(`KASSA_${network}_RPC_URL: ${network} cannot run live yet (live networks: ${LIVE_NETWORKS.join(', ')})`);
+    }
+  }
+  const evm = (['ETH', 'BSC'] as const).map((n) => attempt(() => readEvmConfig(env, n))).filter((c): c is EvmNetworkConfig => !!c);
+  const utxo = UTXO_NETWORKS.map((n) => attempt(() => readUtxoConfig(env, n))).filter((c): c is UtxoNetworkConfig => !!c);
+  const pollMs = attempt(() => wholeNumber(env, 'KASSA_CHAIN_POLL_MS', 3000)) ?? 3000;
+  if (errors.length) throw new LiveChainConfigError(errors.join('\n  '));
+  if (evm.length + utxo.length === 0) {
+    throw new LiveChainConfigError(
+      'Live mode (KASSA_SANDBOX=false) needs at least one network: set KASSA_<NET>_RPC_URL and KASSA_<NET>_XPUB ' +
+        `for one of ${LIVE_NETWORKS.join(', ')} (e.g. KASSA_ETH_RPC_URL, KASSA_ETH_XPUB), or run with KASSA_SANDBOX=true.`,
+    );
+  }
+  const mnemonicFile = env.KASSA_SIGNER_MNEMONIC_FILE?.trim() || undefined;
+  return { evm, utxo, mnemonicFile, pollMs };
+}

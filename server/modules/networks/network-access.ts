@@ -1,0 +1,74 @@
+/**
+ * Which networks (and which currencies on them) this installation offers,
+ * where its deposit addresses come from and which addresses it accepts as
+ * destinations. In sandbox: all nine networks, addresses from the master
+ * key, mainnet address formats. Live (CONTRACT §10): only the networks whose
+ * node is configured, addresses from each network's xpub, and the address
+ * formats of the chain the node reports (e.g. `rltc1…` on a Litecoin regtest).
+ * The composition root builds it; modules only ask it.
+ */
+import type { MasterKey } from '../../platform/secrets.js';
+import { unprocessable } from '../../platform/errors.js';
+import { DEPOSIT_NETWORKS, NETWORKS, isCrypto, type Network } from '../money/index.js';
+import { validateAddress, type AddressValidation } from './addresses.rules.js';
+import { depositAddress, type DepositAddress } from './deposit-address.js';
+
+export type NetworkAccess = {
+  /** 'sandbox' or 'live': the checkout shows TEST MODE for the first. */
+  readonly mode: 'sandbox' | 'live';
+  /** The networks offered, in the spec's order. */
+  readonly enabled: readonly Network[];
+  /** Whether `currency` may be used on `network` (its node is configured and, for tokens, the contract is). */
+  offers(currency: string, network: Network): boolean;
+  /** Deposit address (and tag) number `index` of the network; no I/O. */
+  depositAddress(network: Network, index: number): DepositAddress;
+  /** An address of the network's chain (the node's chain when live). */
+  validateAddress(network: Network, address: string): AddressValidation;
+};
+
+/** The sandbox: every network and currency, addresses from the master key, mainnet formats. */
+export function sandboxNetworkAccess(masterKey: MasterKey): NetworkAccess {
+  return {
+    mode: 'sandbox',
+    enabled: NETWORKS,
+    offers: () => true,
+    depositAddress: (network, index) => depositAddress(masterKey, network, index),
+    validateAddress,
+  };
+}
+
+/** 422 NETWORK_NOT_ENABLED unless the installation offers `currency` on `network`. */
+export function assertOffered(access: NetworkAccess, currency: string | null | undefined, network: string, field = 'network'): void {
+  const known = (NETWORKS as readonly string[]).includes(network);
+  if (known && access.enabled.includes(network as Network) && (!currency || access.offers(currency, network as Network))) return;
+  const what = currency && known && access.enabled.includes(network as Network) ? `${currency} on ${network} is` : `Network ${network} is`;
+  const enabled = access.enabled.length ? access.enabled.join(', ') : 'none';
+  throw unprocessable('NETWORK_NOT_ENABLED', `${what} not enabled on this installation (enabled networks: ${enabled}).`, [
+    { field, message: `enabled: ${enabled}` },
+  ]);
+}
+
+/** The catalog's deposit pairs this installation offers. */
+export function offeredDepositPairs(access: NetworkAccess): { currency: string; network: Network }[] {
+  const out: { currency: string; network: Network }[] = [];
+  for (const [currency, networks] of Object.entries(DEPOSIT_NETWORKS)) {
+    for (const network of networks) {
+      if (isCrypto(currency) && access.enabled.includes(network) && access.offers(currency, network)) out.push({ currency, network });
+    }
+  }
+  return out;
+}
+
+/** A live network's state for /ready and /metrics: the scanner's cursor, the node's tip and the lag between them. */
+export type ChainHealth = {
+  /** The node answered just now. */
+  ok: boolean;
+  /** The scanner's cursor: the highest block scanned. */
+  height: number | null;
+  /** The node's tip, when it answered. */
+  tip: number | null;
+  lag: number | null;
+  lastScanAt: Date | null;
+  reorgs: number;
+  error?: string;
+};

@@ -1,0 +1,228 @@
+/**
+ * Live mode on a real EVM node (issue 15, CONTRACT §10): Kassa with
+ * KASSA_ETH_RPC_URL pointing at anvil, addresses from an xpub, deposits
+ * found by the scanner, credited at the configured depth, a reorged-away
+ * deposit never credited, swept to the treasury, a withdrawal paid by the
+ * signer with its real hash in the record and the signed callback, and a
+ * node outage that delays but loses nothing.
+ */
+import { createWalletClient, http, parseEther, parseUnits, type Hex, type WalletClient } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { addressBook } from '../../../server/adapters/chain/evm/index.js';
+import { chooseCurrency } from '../../../server/modules/payments/index.js';
+import { postEntries } from '../../../server/modules/ledger/index.js';
+import { Dec } from '../../../server/modules/money/index.js';
+import { verifyCallback } from '../../../server/modules/callbacks/index.js';
+import { eventually } from '../../helpers/worker.js';
+import { testXpub } from '../../helpers/watch-only.js';
+import { ANVIL_MNEMONIC, startAnvil, type Anvil } from '../evm/anvil.js';
+import { deployTestToken } from '../evm/erc20.js';
+import { headersOf } from '../../modules/callbacks/receiver.js';
+import { startLiveApp, type LiveApp } from './live-app.js';
+
+const CONFIRMATIONS = 3;
+const XPUB = testXpub('ETH');
+const book = addressBook(XPUB);
+const ERC20 = [
+  { type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'o', type: 'address' }], outputs: [{ name: '', type: 'uint256' }] },
+  { type: 'function', name: 'transfer', stateMutability: 'nonpayable', inputs: [{ name: 'to', type: 'address' }, { name: 'v', type: 'uint256' }], outputs: [{ name: '', type: 'bool' }] },
+  { type: 'function', name: 'mint', stateMutability: 'nonpayable', inputs: [{ name: 'to', type: 'address' }, { name: 'v', type: 'uint256' }], outputs: [] },
+] as const;
+
+let anvil: Anvil;
+let app: LiveApp;
+let funder: WalletClient;
+let usdt: Hex;
+
+async function payment(id: string) {
+  const read = await app.signed('GET', `/v1/payments/${id}`);
+  expect(read.statusCode, read.body).toBe(200);
+  return read.json();
+}
+
+/** An EUR payment whose buyer picked `currency` on ETH: its id, address and amount due. */
+async function eurPayment(clientPaymentId: string, displayAmount: string, currency: 'ETH' | 'USDT') {
+  const created = await app.signed('POST', '/v1/payments', {
+    clientPaymentId, businessId: app.business.businessId, locale: 'en', displayCurrency: 'EUR', displayAmount,
+  });
+  expect(created.statusCode, created.body).toBe(200);
+  const id = created.json().paymentInfo.paymentId as string;
+  const row = await chooseCurrency(app.deps, id, { depositCurrency: currency, network: 'ETH' });
+  return { id, address: row.walletAddress as Hex, amount: row.expectedDepositAmount! };
+}
+
+async function sendEth(to: Hex, amount: string): Promise<Hex> {
+  const hash = await funder.sendTransaction({ account: funder.account!, chain: null, to, value: parseEther(amount) });
+  await anvil.mined(hash);
+  return hash;
+}
+
+async function sendUsdt(to: Hex, amount: string): Promise<Hex> {
+  const hash = await funder.writeContract({ account: funder.account!, chain: null, address: usdt, abi: ERC20, functionName: 'transfer', args: [to, parseUnits(amount, 6)] });
+  await anvil.mined(hash);
+  return hash;
+}
+
+/** Mine one block at a time, scanning after each, `n` times. */
+async function mineAndScan(n: number) {
+  for (let i = 0; i < n; i++) {
+    await anvil.mine(1);
+    await app.scan('ETH');
+  }
+}
+
+beforeAll(async () => {
+  anvil = await startAnvil();
+  funder = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC), transport: http(anvil.url) });
+  usdt = (await deployTestToken(funder, anvil.client, 6)).address;
+  await anvil.mined(await funder.writeContract({ account: funder.account!, chain: null, address: usdt, abi: ERC20, functionName: 'mint', args: [funder.account!.address, parseUnits('100000', 6)] }));
+  app = await startLiveApp({
+    KASSA_ETH_RPC_URL: anvil.url,
+    KASSA_ETH_XPUB: XPUB,
+    KASSA_ETH_CONFIRMATIONS: String(CONFIRMATIONS),
+    KASSA_ETH_TOKENS: `USDT=${usdt}`,
+  });
+  await app.scan('ETH'); // the cursor starts at the current tip
+}, 60_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await anvil?.stop();
+});
+
+describe('live mode offers only the configured network', () => {
+  test('currencies list ETH and USDT on ETH only; another network or token is 422 NETWORK_NOT_ENABLED; no test-helper routes', async () => {
+    const currencies = (await app.signed('GET', '/v1/currencies')).json().currencies as { code: string; networks: { network: string }[] }[];
+    const pairs = currencies.filter((c) => c.networks.length).flatMap((c) => c.networks.map((n) => `${c.code}/${n.network}`));
+    expect(pairs.sort()).toEqual(['ETH/ETH', 'USDT/ETH']);
+    const bsc = await app.signed('POST', '/v1/payments', {
+      clientPaymentId: 'bsc-1', businessId: app.business.businessId, locale: 'en', depositCurrency: 'USDT', depositAmount: '10', network: 'BSC',
+    });
+    expect(bsc.statusCode, bsc.body).toBe(422);
+    expect(bsc.json().code).toBe('NETWORK_NOT_ENABLED');
+    const usdc = await app.signed('POST', '/v1/payments', {
+      clientPaymentId: 'usdc-1', businessId: app.business.businessId, locale: 'en', depositCurrency: 'USDC', depositAmount: '10', network: 'ETH',
+    });
+    expect(usdc.statusCode, usdc.body).toBe(422);
+    expect(usdc.json().code).toBe('NETWORK_NOT_ENABLED');
+    const helper = await app.signed('POST', '/v1/test/deposits', {});
+    expect(helper.statusCode).toBe(404);
+  });
+
+  test('deposit addresses are <xpub>/0/i, EIP-55, and never reused across payments', async () => {
+    const a = await eurPayment('addr-a', '5.00', 'ETH');
+    const b = await eurPayment('addr-b', '5.00', 'ETH');
+    expect(a.address).not.toBe(b.address);
+    const [rows] = await app.db.sql`select array_agg(address_index order by address_index) as idx from payments where id in (${a.id}, ${b.id})`;
+    const [ia, ib] = rows!.idx as string[];
+    expect(a.address).toBe(book.depositAddress(Number(ia)));
+    expect(b.address).toBe(book.depositAddress(Number(ib)));
+  });
+});
+
+describe('deposits on a real node', () => {
+  test('an EUR payment in ETH is AWAITING when first seen and DEPOSITED only at the configured depth; then swept to the treasury', async () => {
+    const p = await eurPayment('eth-1', '25.00', 'ETH');
+    expect(new Dec(p.amount).toFixed()).toBe('0.01');
+    const hash = await sendEth(p.address, '0.01');
+    await app.scan('ETH');
+    const seen = await payment(p.id);
+    expect(seen.status).toBe('AWAITING');
+    expect(seen.deposits).toHaveLength(1);
+    expect(seen.deposits[0]).toMatchObject({ transactionId: hash, status: 'UNCONFIRMED', depositAmount: '0.01' });
+    expect(seen.deposits[0].fromAddress.toLowerCase()).toBe(funder.account!.address.toLowerCase());
+
+    await mineAndScan(CONFIRMATIONS - 2); // the block holding it + 1: one short of the depth
+    expect((await payment(p.id)).status).toBe('AWAITING');
+    await mineAndScan(1);
+    const credited = await payment(p.id);
+    expect(credited.status).toBe('DEPOSITED');
+    expect(credited.deposits[0].status).toBe('CONFIRMED');
+
+    // The signer (this process holds the mnemonic) sweeps it to <xpub>/1/0, everything but the gas.
+    const treasury = book.treasuryAddress();
+    const swept = await eventually(async () => {
+      const balance = await anvil.client.getBalance({ address: treasury });
+      return balance > 0n && balance;
+    }, 20_000, 'the sweep');
+    // Everything but the gas (at most 21 000 × the max fee, a little of which stays behind as dust).
+    expect(swept).toBeGreaterThan(parseEther('0.0099'));
+    expect(swept).toBeLessThan(parseEther('0.01'));
+    expect(await anvil.client.getBalance({ address: p.address })).toBeLessThan(parseEther('0.0001'));
+  });
+
+  test('an EUR payment in USDT on ETH is credited at depth, and the sweep tops up gas first', async () => {
+    const p = await eurPayment('usdt-1', '92.00', 'USDT');
+    expect(new Dec(p.amount).toFixed()).toBe('100');
+    const hash = await sendUsdt(p.address, '100');
+    await app.scan('ETH');
+    const seen = await payment(p.id);
+    expect(seen.status).toBe('AWAITING');
+    expect(seen.deposits[0]).toMatchObject({ transactionId: hash, depositCurrency: 'USDT', depositAmount: '100' });
+    await mineAndScan(CONFIRMATIONS - 1);
+    expect((await payment(p.id)).status).toBe('DEPOSITED');
+
+    const treasury = book.treasuryAddress();
+    const tokenBalance = (address: Hex) => anvil.client.readContract({ address: usdt, abi: ERC20, functionName: 'balanceOf', args: [address] });
+    await eventually(async () => (await tokenBalance(treasury)) === parseUnits('100', 6), 40_000, 'the token sweep (gas top-up, then the transfer)');
+    expect(await tokenBalance(p.address)).toBe(0n);
+  });
+
+  test('a deposit reorganised away before its depth is never credited', async () => {
+    const p = await eurPayment('reorg-1', '25.00', 'ETH');
+    await anvil.rpc('evm_setAutomine', [false]);
+    await funder.sendTransaction({ account: funder.account!, chain: null, to: p.address, value: parseEther('0.01') });
+    await anvil.mine(1);
+    await anvil.rpc('evm_setAutomine', [true]);
+    await app.scan('ETH');
+    expect((await payment(p.id)).status).toBe('AWAITING');
+    // Replace the block holding it with an empty one: the transfer is gone from the best chain.
+    await anvil.rpc('anvil_reorg', [1, []]);
+    await mineAndScan(CONFIRMATIONS + 2);
+    const after = await payment(p.id);
+    expect(after.status).not.toBe('DEPOSITED');
+    expect(after.deposits.map((d: { status: string }) => d.status)).toEqual(['FAILED']);
+    const [credit] = await app.db.sql`select count(*)::int as n from deposits where payment_id = ${p.id} and credited`;
+    expect(credit!.n).toBe(0);
+  });
+});
+
+describe('payouts by the signer', () => {
+  test('a withdrawal lands on chain with the recorded hash, and the signed callback carries it', async () => {
+    await anvil.setBalance(book.treasuryAddress(), parseEther('5'));
+    await postEntries(app.db.db, [{ businessId: app.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '10000', kind: 'TEST' }], app.clock.now());
+    const payee = '0x00000000000000000000000000000000000a11ce';
+    const created = await app.signed('POST', '/v1/withdrawals', {
+      clientWithdrawalId: 'w-live-1', businessId: app.business.businessId, withdrawCurrency: 'ETH', network: 'ETH', address: payee, amount: '0.25',
+    });
+    expect(created.statusCode, created.body).toBe(200);
+    const id = created.json().withdrawalId as string;
+    const hit = await eventually(async () => app.receiver.hitsFor('/withdrawals')[0], 20_000, 'the withdrawal callback');
+    const body = JSON.parse(hit.body);
+    expect(body.status).toBe('COMPLETED');
+    expect(body.transactionId).toMatch(/^0x[0-9a-f]{64}$/);
+    const receipt = await anvil.mined(body.transactionId);
+    expect(receipt.status).toBe('success');
+    const tx = await anvil.client.getTransaction({ hash: body.transactionId });
+    expect(tx.to?.toLowerCase()).toBe(payee);
+    expect(tx.from.toLowerCase()).toBe(book.treasuryAddress().toLowerCase());
+    expect(verifyCallback(app.business.callbackSecret, headersOf(hit), hit.body, { now: app.clock.now() })).toMatchObject({ transactionId: body.transactionId });
+    const read = await app.signed('GET', `/v1/withdrawals/${id}`);
+    expect(read.json()).toMatchObject({ status: 'COMPLETED', transactionId: body.transactionId, actualWithdrawAmount: '0.25' });
+    expect(tx.value).toBe(parseEther('0.25'));
+  });
+});
+
+describe('health', () => {
+  test('/ready and /metrics show the network; a stopped node fails /ready, and a deposit made before it is found after it returns', async () => {
+    await app.scan('ETH');
+    const ready = await app.app.inject({ url: '/ready' });
+    expect(ready.statusCode, ready.body).toBe(200);
+    expect(ready.json().networks.ETH).toMatchObject({ ok: true, lag: 0 });
+    const metrics = (await app.app.inject({ url: '/metrics' })).body;
+    expect(metrics).toMatch(/kassa_chain_up\{network="ETH"\} 1/);
+    expect(metrics).toMatch(/kassa_chain_height\{network="ETH"\} \d+/);
+    expect(metrics).toMatch(/kassa_chain_reorgs_total\{network="ETH"\} [1-9]/);
+  });
+});
