@@ -209,7 +209,7 @@ describe('production', () => {
     cleanup.push(() => anvil.stop());
     const kassa = await startBundle({
       DATABASE_URL: db.url, NODE_ENV: 'production', KASSA_MASTER_KEY: TEST_MASTER_KEY, PORT: String(await freePort()),
-      KASSA_ETH_RPC_URL: anvil.url, KASSA_ETH_XPUB: testXpub('ETH'),
+      KASSA_ETH_RPC_URL: anvil.url, KASSA_ETH_XPUB: testXpub('ETH'), KASSA_ETH_TOKENS: '',
     });
     kassa.proc.kill('SIGTERM');
     await kassa.exited;

@@ -26,6 +26,8 @@ export type LiveApp = TestApp & {
   /** One pass of the network's scanner, now. */
   scan: (network: string) => Promise<void>;
   mnemonicFile: string;
+  /** The environment the app was built from (to build another process's Deps the same way). */
+  env: Record<string, string>;
   stop: () => Promise<void>;
 };
 
@@ -78,6 +80,7 @@ export async function startLiveApp(env: Record<string, string>, role: ProcessRol
     receiver,
     scan,
     mnemonicFile,
+    env: fullEnv,
     stop: async () => {
       await worker.stop();
       await t.close();

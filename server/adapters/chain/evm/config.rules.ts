@@ -13,7 +13,7 @@ export type EvmNetworkConfig = {
   rpcUrl: string;
   xpub: string;
   confirmations: number;
-  /** Replaces the catalog's contracts when set (only these are watched). */
+  /** Replaces the catalog's contracts when set (only these are watched; set and empty: none). */
   tokens: TokenContract[] | undefined;
 };
 
@@ -52,7 +52,8 @@ export function readNetworkConfig(env: Record<string, string | undefined>, netwo
     rpcUrl,
     xpub,
     confirmations: parseConfirmations(env[`KASSA_${network}_CONFIRMATIONS`], network),
-    tokens: tokens === undefined || tokens.trim() === '' ? undefined : parseTokens(tokens, `KASSA_${network}_TOKENS`),
+    // Set but empty: no tokens at all (only the native coin), e.g. a test chain without contracts.
+    tokens: tokens === undefined ? undefined : parseTokens(tokens, `KASSA_${network}_TOKENS`),
   };
 }
 

@@ -12,6 +12,7 @@ import {
   EvmScanner, NATIVE_CURRENCY, addressBook, createEvmClient, openEvmSigner, type EvmNetworkConfig, type EvmSigner, type TokenContract,
 } from '../evm/index.js';
 import { PayoutHeldError, type LiveChain, type LiveSink } from './live-chain.js';
+import { LiveChainConfigError } from './live-config.js';
 import { DerivedAddressSet } from './watched-addresses.js';
 
 /** The catalog's mainnet contracts, unless KASSA_<NET>_TOKENS replaces them. */
@@ -29,6 +30,16 @@ export async function openEvmChain(
   const book = addressBook(config.xpub);
   const tokens = tokensOf(config);
   const native = NATIVE_CURRENCY[network];
+  // A token contract missing on this chain (the catalog's mainnet ones on a test chain) would stop every scan: say so at start.
+  for (const token of tokens) {
+    const code = await client.getCode({ address: token.address });
+    if (!code || code === '0x') {
+      throw new LiveChainConfigError(
+        `KASSA_${network}_TOKENS: no ${token.currency} contract at ${token.address} on this node's chain (id ${await client.getChainId()}); ` +
+          `list the contracts of this chain, e.g. KASSA_${network}_TOKENS=USDT=0x…`,
+      );
+    }
+  }
   const watched = new DerivedAddressSet(options.sql, book.depositAddress);
   const scanner = new EvmScanner({
     sql: options.sql,

@@ -1,0 +1,110 @@
+/**
+ * A node outage in live mode (CONTRACT §10): anvil stops, /ready answers 503
+ * naming the network, a deposit made just before is not lost, and after
+ * the node returns on its saved state it is found and credited. Also: the
+ * web and worker roles never open the signer's mnemonic file, and the
+ * signer refuses a mnemonic that does not derive the configured xpub.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createWalletClient, http, parseEther, type Hex } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { openLiveChains, type ProcessRole } from '../../../server/adapters/chain/live/live-chains.js';
+import { readLiveChainConfig } from '../../../server/adapters/chain/live/live-config.js';
+import { chooseCurrency } from '../../../server/modules/payments/index.js';
+import { testXpub } from '../../helpers/watch-only.js';
+import { ANVIL_MNEMONIC, startAnvil, type Anvil } from '../evm/anvil.js';
+import { startLiveApp, type LiveApp } from './live-app.js';
+import { deployTestToken } from '../evm/erc20.js';
+
+let dir: string;
+let anvil: Anvil;
+let app: LiveApp;
+let tokens: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kassa-outage-'));
+  anvil = await startAnvil(['--state', join(dir, 'chain.json')]);
+  const funder = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC), transport: http(anvil.url) });
+  tokens = `USDT=${(await deployTestToken(funder, anvil.client, 6)).address}`;
+  app = await startLiveApp({ KASSA_ETH_RPC_URL: anvil.url, KASSA_ETH_XPUB: testXpub('ETH'), KASSA_ETH_CONFIRMATIONS: '2', KASSA_ETH_TOKENS: tokens });
+  await app.scan('ETH');
+}, 60_000);
+
+afterAll(async () => {
+  await app?.stop();
+  await anvil?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a node outage', () => {
+  test('makes /ready fail, and after the node returns the deposit made before it is credited', async () => {
+    const created = await app.signed('POST', '/v1/payments', {
+      clientPaymentId: 'outage-1', businessId: app.business.businessId, locale: 'en', displayCurrency: 'EUR', displayAmount: '25.00',
+    });
+    const id = created.json().paymentInfo.paymentId as string;
+    const { walletAddress } = await chooseCurrency(app.deps, id, { depositCurrency: 'ETH', network: 'ETH' });
+    const funder = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC), transport: http(anvil.url) });
+    const hash = await funder.sendTransaction({ account: funder.account!, chain: null, to: walletAddress as Hex, value: parseEther('0.01') });
+    await anvil.mined(hash);
+    await anvil.mine(2);
+
+    const port = anvil.port;
+    await anvil.stop();
+    const down = await app.app.inject({ url: '/ready' });
+    expect(down.statusCode).toBe(503);
+    expect(down.headers['retry-after']).toBe('5');
+    expect(down.json()).toMatchObject({ status: 'not_ready', database: 'up', networks: { ETH: { ok: false } } });
+    await expect(app.scan('ETH')).rejects.toThrow();
+    const [none] = await app.db.sql`select count(*)::int as n from deposits where payment_id = ${id}`;
+    expect(none!.n).toBe(0);
+
+    anvil = await startAnvil(['--state', join(dir, 'chain.json')], port);
+    await app.scan('ETH');
+    const read = (await app.signed('GET', `/v1/payments/${id}`)).json();
+    expect(read.status).toBe('DEPOSITED');
+    expect(read.deposits.map((d: { transactionId: string; status: string }) => [d.transactionId, d.status])).toEqual([[hash, 'CONFIRMED']]);
+    expect((await app.app.inject({ url: '/ready' })).statusCode).toBe(200);
+  });
+});
+
+describe('keys', () => {
+  const open = (role: ProcessRole, mnemonicFile: string, xpub = testXpub('ETH')) =>
+    openLiveChains(readLiveChainConfig({ KASSA_ETH_RPC_URL: anvil.url, KASSA_ETH_XPUB: xpub, KASSA_ETH_TOKENS: tokens, KASSA_SIGNER_MNEMONIC_FILE: mnemonicFile }), {
+      sql: app.db.sql,
+      sink: async () => {},
+      role,
+      onError: () => {},
+      startAttempts: 1,
+    });
+
+  test('web and worker never open the mnemonic file (a path to nothing starts them); the signer needs it', async () => {
+    const missing = join(dir, 'no-such-mnemonic');
+    for (const role of ['web', 'worker'] as const) {
+      const chains = await open(role, missing);
+      expect(chains.signs).toBe(false);
+      expect(chains.access.enabled).toEqual(['ETH']);
+    }
+    await expect(open('signer', missing)).rejects.toThrow(/no-such-mnemonic/);
+  });
+
+  test('the catalog’s mainnet token contracts on a test chain are refused at start, naming KASSA_ETH_TOKENS', async () => {
+    const config = readLiveChainConfig({ KASSA_ETH_RPC_URL: anvil.url, KASSA_ETH_XPUB: testXpub('ETH') });
+    await expect(openLiveChains(config, { sql: app.db.sql, sink: async () => {}, role: 'web', onError: () => {}, startAttempts: 1 })).rejects.toThrow(
+      /KASSA_ETH_TOKENS: no USDT contract at 0xdAC17F958D2ee523a2206206994597C13D831ec7/,
+    );
+  });
+
+  test('the signer refuses a file others may read, and a mnemonic that does not derive the xpub', async () => {
+    const loose = join(dir, 'loose');
+    writeFileSync(loose, `${ANVIL_MNEMONIC}\n`, { mode: 0o644 });
+    await expect(open('signer', loose)).rejects.toThrow(/0644|0600/);
+    const other = join(dir, 'other');
+    writeFileSync(other, `${ANVIL_MNEMONIC}\n`, { mode: 0o600 });
+    await expect(open('signer', other)).rejects.toThrow(/does not derive KASSA_ETH_XPUB/);
+    const right = await open('signer', app.mnemonicFile);
+    expect(right.signs).toBe(true);
+  });
+});
