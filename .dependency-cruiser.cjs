@@ -9,6 +9,13 @@ const ROOT = '^server/(main|cli|compose)\\.ts$';
 const JOB_FILE = '^server/modules/[^/]+/[^/]+\\.job\\.ts$';
 /** The ChainPort's declaration: only job files, adapters and the root's Deps reach it. */
 const CHAIN_PORT = '^server/modules/networks/ports\\.ts$';
+/**
+ * The network families (networks/families/): pure rules and data that import nothing of Kassa.
+ * The money catalog derives its currency/network tables from them (their index.ts is the
+ * second public face of networks), which cannot make a cycle because they import nothing back.
+ */
+const FAMILIES = '^server/modules/networks/families/';
+const FAMILIES_INDEX = '^server/modules/networks/families/index\\.ts$';
 /** The one edge allowed a job file: the sandbox's forced withdrawal outcome broadcasts like the job. */
 const SANDBOX_HELPER_EDGE = '^server/edges/rest/withdrawal-routes\\.ts$';
 module.exports = {
@@ -39,7 +46,14 @@ module.exports = {
       comment: "Another module is reached only through its index.ts, its whole public face.",
       severity: 'error',
       from: { path: '^server/modules/([^/]+)/' },
-      to: { path: '^server/modules/[^/]+/', pathNot: ['^server/modules/$1/', '^server/modules/[^/]+/index\\.ts$', CHAIN_PORT] },
+      to: { path: '^server/modules/[^/]+/', pathNot: ['^server/modules/$1/', '^server/modules/[^/]+/index\\.ts$', CHAIN_PORT, FAMILIES_INDEX] },
+    },
+    {
+      name: 'network-families-import-nothing-of-kassa',
+      comment: 'The network families are the leaf the money catalog is derived from: libraries and each other only.',
+      severity: 'error',
+      from: { path: FAMILIES },
+      to: { path: '^(server|db|jobs|widget)/', pathNot: FAMILIES },
     },
     {
       name: 'widget-imports-only-pure-rules',
