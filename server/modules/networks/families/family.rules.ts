@@ -45,3 +45,12 @@ export type NetworkRules = {
   /** 32 bytes written as this network writes transaction ids (sandbox transactions). */
   formatTxHash(bytes: Uint8Array): string;
 };
+
+/**
+ * XRP and Stellar: one shared account per seed (its index 0), payments told
+ * apart by the tag or memo id `index + 1` (never 0, which wallets treat as
+ * "no tag"; it always fits uint32).
+ */
+export const sharedAccount =
+  (account: (seed: Uint8Array) => string) =>
+  (seed: Uint8Array, index: number): DepositAddress => ({ address: account(seed), destinationTag: String(index + 1) });

@@ -6,7 +6,7 @@
 import { base58xrp } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes } from '@noble/hashes/utils.js';
-import { OK, bad, type AddressValidation, type NetworkRules } from './family.rules.js';
+import { OK, bad, sharedAccount, type AddressValidation, type NetworkRules } from './family.rules.js';
 import { bip44PublicKey, hash160 } from './keys.rules.js';
 
 const XRP_COIN = 144;
@@ -48,11 +48,7 @@ export const XRP_NETWORKS = {
     family: 'xrp',
     currencies: { XRP: { fee: '0.000012', payout: true } },
     tag: { max: 0xffff_ffffn, what: 'XRP destination tag (uint32)' },
-    // One account per seed; the tag (index + 1, never 0) tells payments apart.
-    deriveAddress: (seed, index) => ({
-      address: xrpEncode(concatBytes(Uint8Array.of(0x00), hash160(bip44PublicKey(seed, XRP_COIN, 0)))),
-      destinationTag: String(index + 1),
-    }),
+    deriveAddress: sharedAccount((seed) => xrpEncode(concatBytes(Uint8Array.of(0x00), hash160(bip44PublicKey(seed, XRP_COIN, 0))))),
     validateAddress: validateXrp,
     paymentUri: ({ address, amount, tag }) => `ripple:${address}?amount=${amount}${tag ? `&dt=${tag}` : ''}`,
     formatTxHash: (bytes) => bytesToHex(bytes).toUpperCase(),
