@@ -2,7 +2,7 @@
  * Kassa's layers (ARCHITECTURE.md), checked by `npm run lint:deps` in CI:
  *   edges → modules → platform;  adapters → module index/ports + platform;
  *   only the composition root (server/main.ts, server/cli.ts, server/compose.ts) sees adapters.
- * test/architecture/deps.unit.test.ts runs these rules on a fixture that breaks them.
+ * test/architecture/layers.integration.test.ts runs these rules on a fixture that breaks them.
  */
 const ROOT = '^server/(main|cli|compose)\\.ts$';
 /** Network I/O lives in a module's *.job.ts files; jobs/ calls them, outside any transaction. */
@@ -15,7 +15,7 @@ const CHAIN_PORT = '^server/modules/networks/ports\\.ts$';
  * second public face of networks), which cannot make a cycle because they import nothing back.
  */
 const FAMILIES = '^server/modules/networks/families/';
-const FAMILIES_INDEX = '^server/modules/networks/families/index\\.ts$';
+const FAMILIES_INDEX = `${FAMILIES}index\\.ts$`;
 /** The one edge allowed a job file: the sandbox's forced withdrawal outcome broadcasts like the job. */
 const SANDBOX_HELPER_EDGE = '^server/edges/rest/withdrawal-routes\\.ts$';
 /** One forbidden import: every rule is an error (CI fails on it). */
