@@ -4,12 +4,14 @@
  * network is described once). Payment URIs and transaction ids follow each
  * network's standard.
  */
-import { base58 } from '@scure/base';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { HDKey } from '@scure/bip32';
+import { base32nopad, base58 } from '@scure/base';
 import { describe, expect, it } from 'vitest';
 import {
   CRYPTO_CURRENCIES, DEPOSIT_NETWORKS, NETWORK_FEES, NETWORKS, TAG_NETWORKS, WITHDRAWAL_NETWORKS, type Network,
 } from '../../../server/modules/money/index.js';
-import { NETWORK_RULES, TOKEN_CONTRACTS, paymentUri, sandboxTxHash } from '../../../server/modules/networks/index.js';
+import { NETWORK_RULES, TOKEN_CONTRACTS, deriveDepositAddress, paymentUri, sandboxTxHash } from '../../../server/modules/networks/index.js';
 
 describe('network families', () => {
   it('each of the nine networks belongs to one family', () => {
@@ -92,5 +94,40 @@ describe('transaction ids', () => {
     expect(base58.decode(sandboxTxHash('SOL', 'x'))).toHaveLength(64);
     // the network is part of the hash: the same seed differs across networks of one format
     expect(sandboxTxHash('BTC', 's')).not.toBe(sandboxTxHash('LTC', 's'));
+  });
+});
+
+describe('addresses of public keys (what a deriver from an xpub needs)', () => {
+  it('the key of private key 1 gives the addresses the standards list', () => {
+    const one = new Uint8Array(32);
+    one[31] = 1;
+    const g = secp256k1.getPublicKey(one, true);
+    expect(NETWORK_RULES.BTC.addressOf(g)).toBe('bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4'); // BIP173
+    expect(NETWORK_RULES.ETH.addressOf(g)).toBe('0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf');
+    expect(NETWORK_RULES.BSC.addressOf(g)).toBe('0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf');
+    expect(NETWORK_RULES.TRX.addressOf(g)).toBe('TMVQGm1qAQYVdetCeGRRkTWYYrLXuHK2HC');
+  });
+
+  it('an account xpub derives, without the seed, the same deposit addresses as the seed', () => {
+    const seed = new Uint8Array(32).map((_, i) => 255 - i * 3);
+    for (const network of ['BTC', 'LTC', 'BCH', 'ETH', 'BSC', 'TRX'] as const) {
+      const rules = NETWORK_RULES[network];
+      const xpub = HDKey.fromMasterSeed(seed).derive(`m/44'/${rules.coinType}'/0'`).publicExtendedKey;
+      const external = HDKey.fromExtendedKey(xpub).deriveChild(0);
+      for (const index of [0, 1, 41]) {
+        expect(rules.addressOf(external.deriveChild(index).publicKey!), `${network} ${index}`).toBe(deriveDepositAddress(seed, network, index).address);
+      }
+    }
+    // XRP: the one shared account is the xpub's first key
+    const xrp = HDKey.fromExtendedKey(HDKey.fromMasterSeed(seed).derive("m/44'/144'/0'").publicExtendedKey).deriveChild(0).deriveChild(0);
+    expect(NETWORK_RULES.XRP.addressOf(xrp.publicKey!)).toBe(deriveDepositAddress(seed, 'XRP', 5).address);
+  });
+
+  it('ed25519 networks write the key itself: base58 on Solana, a StrKey on Stellar', () => {
+    const stellar = 'GAAZI4TCR3TY5OJHCTJC2A4QSY6CJWJH5IAJTGKIN2ER7LBNVKOCCWN7';
+    expect(NETWORK_RULES.XLM.addressOf(base32nopad.decode(stellar).subarray(1, 33))).toBe(stellar);
+    const usdcMint = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+    expect(NETWORK_RULES.SOL.addressOf(base58.decode(usdcMint))).toBe(usdcMint);
+    expect(NETWORK_RULES.SOL.coinType).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@
  */
 import { checksumAddress, parseUnits } from 'viem';
 import { OK, bad, type AddressValidation, type NetworkRules } from './family.rules.js';
-import { bip44PublicKey, evmAccountId, hex } from './keys.rules.js';
+import { bip44Keys, evmAccountId, hex } from './keys.rules.js';
 
 /** SLIP-44 coin type of Ethereum, used by every EVM chain here. */
 const ETH_COIN = 60;
@@ -19,11 +19,13 @@ function validateEvm(address: string): AddressValidation {
   return checksumAddress(`0x${body.toLowerCase()}`) === address ? OK : bad('Mixed-case address has a bad EIP-55 checksum.');
 }
 
+const addressOf = (publicKey: Uint8Array) => checksumAddress(`0x${hex(evmAccountId(publicKey))}`);
+
 function evmNetwork(chainId: number, currencies: NetworkRules['currencies']): NetworkRules {
   return {
     family: 'evm',
     currencies,
-    deriveAddress: (seed, index) => ({ address: checksumAddress(`0x${hex(evmAccountId(bip44PublicKey(seed, ETH_COIN, index)))}`) }),
+    ...bip44Keys(ETH_COIN, addressOf),
     validateAddress: validateEvm,
     paymentUri: ({ currency, address, amount }) => {
       const token = currencies[currency]?.token;

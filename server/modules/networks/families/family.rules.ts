@@ -36,6 +36,10 @@ export type NetworkRules = {
   currencies: Readonly<Record<string, CarriedCurrency>>;
   /** Networks where deposits to one shared address are told apart by a tag or memo: its range. */
   tag?: { max: bigint; what: string };
+  /** SLIP-44 coin type of its BIP44 keys (m/44'/coin'/0'/0/index); none where keys are ed25519. */
+  coinType?: number;
+  /** The address of a public key (compressed secp256k1, or ed25519): what a deriver from an xpub needs. */
+  addressOf(publicKey: Uint8Array): string;
   /** The deposit address for `index` from `seed` (both already checked by the caller). Deterministic. */
   deriveAddress(seed: Uint8Array, index: number): DepositAddress;
   /** Format and checksum rules; `address` is non-empty, trimmed and at most 128 characters. */

@@ -67,3 +67,14 @@ export function evmAccountId(compressedPubKey: Uint8Array): Uint8Array {
 }
 
 export const hex = bytesToHex;
+
+/**
+ * The key side of a network whose deposit keys are BIP44 secp256k1 keys:
+ * its coin type, how a public key is written as an address, and the
+ * deposit address of `index` (m/44'/coin'/0'/0/index) from the seed.
+ */
+export const bip44Keys = (coinType: number, addressOf: (publicKey: Uint8Array) => string) => ({
+  coinType,
+  addressOf,
+  deriveAddress: (seed: Uint8Array, index: number) => ({ address: addressOf(bip44PublicKey(seed, coinType, index)) }),
+});

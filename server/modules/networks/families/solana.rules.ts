@@ -29,6 +29,7 @@ export const SOLANA_NETWORKS = {
   SOL: {
     family: 'solana',
     currencies,
+    addressOf: base58.encode,
     deriveAddress: (seed, index) => ({ address: base58.encode(ed25519PublicKey(seed, 'SOL', index)) }),
     validateAddress: validateSolana,
     paymentUri: ({ currency, address, amount }) => {

@@ -42,6 +42,7 @@ export const STELLAR_NETWORKS = {
     family: 'stellar',
     currencies: { XLM: { fee: '0.00001', payout: true } },
     tag: { max: 0xffff_ffff_ffff_ffffn, what: 'Stellar memo id (uint64)' },
+    addressOf: strKeyEncodeAccount,
     deriveAddress: sharedAccount((seed) => strKeyEncodeAccount(ed25519PublicKey(seed, 'XLM', 0))),
     validateAddress: validateStellar,
     paymentUri: ({ address, amount, tag }) => `web+stellar:pay?destination=${address}&amount=${amount}${tag ? `&memo=${tag}&memo_type=MEMO_ID` : ''}`,

@@ -5,7 +5,7 @@
  */
 import { concatBytes } from '@noble/hashes/utils.js';
 import { OK, bad, type AddressValidation, type NetworkRules } from './family.rules.js';
-import { b58check, b58checkDecode, bip44PublicKey, evmAccountId, hex } from './keys.rules.js';
+import { b58check, b58checkDecode, bip44Keys, evmAccountId, hex } from './keys.rules.js';
 
 const TRX_COIN = 195;
 const VERSION = 0x41;
@@ -18,6 +18,8 @@ function validateTron(address: string): AddressValidation {
   return OK;
 }
 
+const addressOf = (publicKey: Uint8Array) => b58check.encode(concatBytes(Uint8Array.of(VERSION), evmAccountId(publicKey)));
+
 const currencies: NetworkRules['currencies'] = {
   // TRX is not shown by the spec; accepted on its own chain, not paid out (README).
   TRX: { fee: '1', payout: false },
@@ -29,7 +31,7 @@ export const TRON_NETWORKS = {
   TRX: {
     family: 'tron',
     currencies,
-    deriveAddress: (seed, index) => ({ address: b58check.encode(concatBytes(Uint8Array.of(VERSION), evmAccountId(bip44PublicKey(seed, TRX_COIN, index)))) }),
+    ...bip44Keys(TRX_COIN, addressOf),
     validateAddress: validateTron,
     paymentUri: ({ currency, address, amount }) => {
       const token = currencies[currency]?.token;

@@ -7,7 +7,7 @@
 import { bech32, bech32m } from '@scure/base';
 import { concatBytes } from '@noble/hashes/utils.js';
 import { OK, bad, type AddressValidation, type NetworkRules } from './family.rules.js';
-import { b58checkDecode, bip44PublicKey, hash160, hex } from './keys.rules.js';
+import { b58checkDecode, bip44Keys, hash160, hex } from './keys.rules.js';
 
 type Base58Rules = { name: string; versions: number[]; testnetVersions: number[] };
 type SegwitRules = Base58Rules & { hrp: string; testnetHrps: string[] };
@@ -111,10 +111,12 @@ function validateBch(address: string): AddressValidation {
 
 /** A segwit network: P2WPKH deposit addresses at BIP44 coin type `coin`, BIP21 URIs under `scheme`. */
 function segwitNetwork(rules: SegwitRules, coin: number, scheme: string, currencies: NetworkRules['currencies']): NetworkRules {
+  // P2WPKH: witness version 0 over hash160 of the compressed key.
+  const addressOf = (publicKey: Uint8Array) => bech32.encode(rules.hrp, [0, ...bech32.toWords(hash160(publicKey))]);
   return {
     family: 'utxo',
     currencies,
-    deriveAddress: (seed, index) => ({ address: bech32.encode(rules.hrp, [0, ...bech32.toWords(hash160(bip44PublicKey(seed, coin, index)))]) }),
+    ...bip44Keys(coin, addressOf),
     validateAddress: (address) => validateBitcoinLike(address, rules),
     paymentUri: ({ address, amount }) => `${scheme}:${address}?amount=${amount}`,
     formatTxHash: hex,
@@ -128,7 +130,8 @@ export const UTXO_NETWORKS = {
   BCH: {
     family: 'utxo',
     currencies: { BCH: { fee: '0.00001', payout: true } },
-    deriveAddress: (seed, index) => ({ address: cashAddrEncode('bitcoincash', 0, hash160(bip44PublicKey(seed, COIN.BCH, index))) }),
+    // CashAddr P2PKH over hash160 of the compressed key.
+    ...bip44Keys(COIN.BCH, (publicKey) => cashAddrEncode('bitcoincash', 0, hash160(publicKey))),
     validateAddress: validateBch,
     paymentUri: ({ address, amount }) => `${address.startsWith('bitcoincash:') ? address : `bitcoincash:${address}`}?amount=${amount}`,
     formatTxHash: hex,

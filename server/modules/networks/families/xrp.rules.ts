@@ -32,6 +32,9 @@ function xrpDecode(address: string): Uint8Array | undefined {
   return sum.every((b, i) => b === raw[raw.length - 4 + i]) ? payload : undefined;
 }
 
+/** A classic r-address: version 0x00 and the account id, hash160 of the public key. */
+const addressOf = (publicKey: Uint8Array) => xrpEncode(concatBytes(Uint8Array.of(0x00), hash160(publicKey)));
+
 function validateXrp(address: string): AddressValidation {
   if (/^[XT]/.test(address) && address.length === 47) {
     return bad('X-addresses are not supported; use the classic r-address and a destination tag.');
@@ -48,7 +51,9 @@ export const XRP_NETWORKS = {
     family: 'xrp',
     currencies: { XRP: { fee: '0.000012', payout: true } },
     tag: { max: 0xffff_ffffn, what: 'XRP destination tag (uint32)' },
-    deriveAddress: sharedAccount((seed) => xrpEncode(concatBytes(Uint8Array.of(0x00), hash160(bip44PublicKey(seed, XRP_COIN, 0))))),
+    coinType: XRP_COIN,
+    addressOf,
+    deriveAddress: sharedAccount((seed) => addressOf(bip44PublicKey(seed, XRP_COIN, 0))),
     validateAddress: validateXrp,
     paymentUri: ({ address, amount, tag }) => `ripple:${address}?amount=${amount}${tag ? `&dt=${tag}` : ''}`,
     formatTxHash: (bytes) => bytesToHex(bytes).toUpperCase(),
