@@ -122,19 +122,34 @@ export const payments = pgTable(
   ],
 );
 
-/** Append-only: one row per payment status transition (creation included). */
-export const paymentEvents = pgTable(
-  'payment_events',
+/** The entities whose status moves through a state machine (platform/state-machine.ts). */
+export const EVENT_ENTITY_TYPES = ['payment', 'deposit', 'refund', 'withdrawal'] as const;
+export type EventEntityType = (typeof EVENT_ENTITY_TYPES)[number];
+
+/**
+ * Append-only: one row per status transition (creation included) of any
+ * entity, written by the one `transition()` through each entity's store.
+ * `entity_id` names a row of the table `entity_type` says; it has no foreign
+ * key (one column cannot reference four tables), but the row is written in
+ * the transaction that inserts or moves that entity. `at` is the clock's
+ * time of the change (the sandbox clock in tests), not the insert time.
+ */
+export const events = pgTable(
+  'events',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    paymentId: uuid('payment_id').notNull().references(() => payments.id),
+    entityType: text('entity_type').$type<EventEntityType>().notNull(),
+    entityId: uuid('entity_id').notNull(),
     fromStatus: text('from_status'),
     toStatus: text('to_status').notNull(),
     reason: text('reason').notNull(),
     data: jsonb('data').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
     at: timestamp('at', { withTimezone: true }).notNull(),
   },
-  (t) => [index('payment_events_payment').on(t.paymentId, t.id)],
+  (t) => [
+    index('events_entity').on(t.entityType, t.entityId, t.id),
+    check('events_entity_type', sql`${t.entityType} in (${sql.raw(EVENT_ENTITY_TYPES.map((e) => `'${e}'`).join(', '))})`),
+  ],
 );
 
 /** Derivation index of deposit addresses: one fresh address (or tag) per payment. */
@@ -187,20 +202,6 @@ export const deposits = pgTable(
   ],
 );
 
-export const depositEvents = pgTable(
-  'deposit_events',
-  {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
-    depositId: uuid('deposit_id').notNull().references(() => deposits.id),
-    fromStatus: text('from_status'),
-    toStatus: text('to_status').notNull(),
-    reason: text('reason').notNull(),
-    data: jsonb('data').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
-    at: timestamp('at', { withTimezone: true }).notNull(),
-  },
-  (t) => [index('deposit_events_deposit').on(t.depositId, t.id)],
-);
-
 /** Refunds (spec §2.7): at most one per deposit. */
 export const refunds = pgTable('refunds', {
   id: uuid('id').primaryKey().defaultRandom(),
@@ -220,20 +221,6 @@ export const refunds = pgTable('refunds', {
   confirmedAt: timestamp('confirmed_at', { withTimezone: true }),
   createdAt: createdAt(),
 });
-
-export const refundEvents = pgTable(
-  'refund_events',
-  {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
-    refundId: uuid('refund_id').notNull().references(() => refunds.id),
-    fromStatus: text('from_status'),
-    toStatus: text('to_status').notNull(),
-    reason: text('reason').notNull(),
-    data: jsonb('data').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
-    at: timestamp('at', { withTimezone: true }).notNull(),
-  },
-  (t) => [index('refund_events_refund').on(t.refundId, t.id)],
-);
 
 /**
  * Append-only ledger. Each row moves `amount` (signed) of `currency` on an
@@ -334,20 +321,6 @@ export const withdrawals = pgTable(
     uniqueIndex('withdrawals_business_client_id').on(t.businessId, t.clientWithdrawalId),
     index('withdrawals_business_created').on(t.businessId, t.createdAt.desc(), t.id.desc()),
   ],
-);
-
-export const withdrawalEvents = pgTable(
-  'withdrawal_events',
-  {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
-    withdrawalId: uuid('withdrawal_id').notNull().references(() => withdrawals.id),
-    fromStatus: text('from_status'),
-    toStatus: text('to_status').notNull(),
-    reason: text('reason').notNull(),
-    data: jsonb('data').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
-    at: timestamp('at', { withTimezone: true }).notNull(),
-  },
-  (t) => [index('withdrawal_events_withdrawal').on(t.withdrawalId, t.id)],
 );
 
 /** One row per operator decision; the unique index makes "a different operator" a database fact. */

@@ -5,13 +5,12 @@
  * checkout first needs it (twelve languages inline would cost ~12 KB gzip,
  * half the widget's budget).
  */
+// The spec's 12 languages (spec §2.2 `locale`): the server's own list, one source.
+import { LANGUAGES, type Language } from '../server/modules/money/languages.rules.js';
 import { en, type MessageKey, type Messages } from './locales/en.js';
 
 export type { MessageKey, Messages };
-
-/** The spec's 12 languages (spec §2.2 `locale`). */
-export const LANGUAGES = ['ar', 'bg', 'zh', 'en', 'fr', 'de', 'ja', 'lt', 'pt', 'ru', 'es', 'tr'] as const;
-export type Language = (typeof LANGUAGES)[number];
+export { LANGUAGES, type Language };
 
 /** A supported language and the BCP 47 tag handed to `Intl` (it may carry a region: `pt-BR`). */
 export type ResolvedLocale = { language: Language; locale: string };

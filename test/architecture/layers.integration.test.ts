@@ -41,6 +41,7 @@ describe('layer rules', () => {
         'outside-modules-only-through-index: server/edges/rest/routes.ts → server/modules/beta/beta.rules.ts',
         'jobs-call-modules-not-edges: jobs/tasks/task.ts → server/edges/rest/routes.ts',
         'db-is-below-modules: db/schema.ts → server/modules/alpha/index.ts',
+        'network-families-import-nothing-of-kassa: server/modules/networks/families/evm.rules.ts → server/modules/alpha/index.ts',
       ]),
     );
     expect(violations.some((v) => v.rule.name === 'no-circular')).toBe(true);

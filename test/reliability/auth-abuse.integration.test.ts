@@ -63,7 +63,7 @@ function expectProblem(res: LightMyRequestResponse, status: number, code: string
 const paymentBody = (clientPaymentId = `abuse-${randomUUID()}`) =>
   JSON.stringify({ clientPaymentId, businessId: t.business.businessId, locale: 'en', displayCurrency: 'EUR', displayAmount: '5.00' });
 
-async function rowCount(table: 'payments' | 'withdrawals' | 'payment_events'): Promise<number> {
+async function rowCount(table: 'payments' | 'withdrawals' | 'events'): Promise<number> {
   const [row] = await t.db.sql.unsafe<{ n: number }[]>(`select count(*)::int as n from ${table}`);
   return row!.n;
 }
@@ -87,7 +87,7 @@ describe('replays', () => {
     const first = await send(t.app, 'POST', '/v1/payments', { body, authorization });
     expect(first.statusCode, first.body).toBe(200);
     const payments = await rowCount('payments');
-    const events = await rowCount('payment_events');
+    const events = await rowCount('events');
 
     t.clock.advance(301_000);
     try {
@@ -101,7 +101,7 @@ describe('replays', () => {
       t.clock.advance(-301_000);
     }
     expect(await rowCount('payments')).toBe(payments);
-    expect(await rowCount('payment_events')).toBe(events);
+    expect(await rowCount('events')).toBe(events);
   });
 
   it('a replay inside the window is harmless for creations: idempotency returns the original, no second row', async () => {

@@ -91,8 +91,8 @@ async function violations(): Promise<string[]> {
     found.push(`${d.n} withdrawals with clientWithdrawalId ${d.client_withdrawal_id}`);
   }
   for (const p of await q<{ id: string; n: number }>(sql`
-    select p.id, (select count(*)::int from payment_events e where e.payment_id = p.id and e.from_status is null) as n
-    from payments p where (select count(*) from payment_events e where e.payment_id = p.id and e.from_status is null) <> 1`)) {
+    select p.id, (select count(*)::int from events e where e.entity_type = 'payment' and e.entity_id = p.id and e.from_status is null) as n
+    from payments p where (select count(*) from events e where e.entity_type = 'payment' and e.entity_id = p.id and e.from_status is null) <> 1`)) {
     found.push(`payment ${p.id} has ${p.n} creation events`);
   }
   for (const w of await q<{ id: string; debits: number; credits: number; status: string }>(sql`
@@ -197,7 +197,7 @@ describe(`races, ${ITERATIONS} iterations each, then the database-wide invariant
       const [state] = (await t.db.db.execute(sql`
         select w.status,
                (select count(*)::int from withdrawal_approvals a where a.withdrawal_id = w.id) as approvals,
-               (select count(*)::int from withdrawal_events e where e.withdrawal_id = w.id and e.to_status = 'PROCESSING') as to_processing,
+               (select count(*)::int from events e where e.entity_type = 'withdrawal' and e.entity_id = w.id and e.to_status = 'PROCESSING') as to_processing,
                (select count(*)::int from graphile_worker.jobs j where j.key = 'broadcast_withdrawal:' || w.id) as broadcast_jobs
         from withdrawals w where w.id = ${w.withdrawalId}`)) as unknown as [Record<string, unknown>];
       expect(state).toEqual({ status: 'PROCESSING', approvals: 2, to_processing: 1, broadcast_jobs: 1 });

@@ -249,7 +249,7 @@ describe('a web process SIGKILLed during a burst of payment creations', () => {
     // no payment without its creation event, nor a one-time payment without its expiry time (the sweep's input)
     const orphans = (await t.db.db.execute(sql`
       select p.id from payments p
-      where not exists (select 1 from payment_events e where e.payment_id = p.id and e.from_status is null and e.reason = 'created')
+      where not exists (select 1 from events e where e.entity_type = 'payment' and e.entity_id = p.id and e.from_status is null and e.reason = 'created')
          or (p.type = 'ONE_TIME' and p.expires_at is distinct from p.initiated_at + make_interval(mins => p.expiration_minutes))`)) as unknown as { id: string }[];
     expect(orphans).toEqual([]);
 

@@ -2,7 +2,7 @@
 import { TRPCError } from '@trpc/server';
 import { and, asc, desc, eq, ilike, inArray, or, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
-import { depositEvents, deposits, paymentEvents, payments, refundEvents, refunds } from '../../../db/schema.js';
+import { deposits, events, payments, refunds } from '../../../db/schema.js';
 import { SimulateDepositSchema } from '../../modules/deposits/index.js';
 import { getBalances } from '../../modules/ledger/index.js';
 import { DEPOSIT_STATUSES } from '../../modules/money/index.js';
@@ -66,24 +66,31 @@ export const paymentOpsProcedures = {
   timeline: operatorProcedure.input(z.object({ paymentId: z.guid() })).query(async ({ ctx, input }) => {
     const db = ctx.deps.database.db;
     const payment = await loadPaymentById(db, input.paymentId);
-    const p = await db.select().from(paymentEvents).where(eq(paymentEvents.paymentId, payment.id)).orderBy(asc(paymentEvents.id));
-    const d = await db
-      .select({ e: depositEvents })
-      .from(depositEvents)
-      .innerJoin(deposits, eq(deposits.id, depositEvents.depositId))
-      .where(eq(deposits.paymentId, payment.id));
-    const r = await db
-      .select({ e: refundEvents, depositId: refunds.depositId })
-      .from(refundEvents)
-      .innerJoin(refunds, eq(refunds.id, refundEvents.refundId))
-      .innerJoin(deposits, eq(deposits.id, refunds.depositId))
-      .where(eq(deposits.paymentId, payment.id));
-    const events = [
-      ...p.map((e) => ({ entity: 'payment' as const, entityId: e.paymentId, ...pick(e) })),
-      ...d.map(({ e }) => ({ entity: 'deposit' as const, entityId: e.depositId, ...pick(e) })),
-      ...r.map(({ e }) => ({ entity: 'refund' as const, entityId: e.refundId, ...pick(e) })),
-    ];
-    return events.sort((a, b) => a.at.getTime() - b.at.getTime() || order[a.entity] - order[b.entity] || a.id - b.id);
+    // One query over the one events table: the payment's own events, its deposits' and their refunds'.
+    const depositIds = db.select({ id: deposits.id }).from(deposits).where(eq(deposits.paymentId, payment.id));
+    const refundIds = db.select({ id: refunds.id }).from(refunds).where(inArray(refunds.depositId, depositIds));
+    const rows = await db
+      .select()
+      .from(events)
+      .where(
+        or(
+          and(eq(events.entityType, 'payment'), eq(events.entityId, payment.id)),
+          and(eq(events.entityType, 'deposit'), inArray(events.entityId, depositIds)),
+          and(eq(events.entityType, 'refund'), inArray(events.entityId, refundIds)),
+        ),
+      )
+      // ids are the order the events were written in, within one instant too
+      .orderBy(asc(events.at), asc(events.id));
+    return rows.map(({ entityType, entityId, fromStatus, toStatus, reason, data, at, id }) => ({
+      entity: entityType as 'payment' | 'deposit' | 'refund',
+      entityId,
+      id,
+      fromStatus,
+      toStatus,
+      reason,
+      data,
+      at,
+    }));
   }),
 
   /** Fix currency and network of a NEW payment (what the checkout does for the customer). */
@@ -105,16 +112,6 @@ export const paymentOpsProcedures = {
       return { transactionId: simulated.txHash, ingest: simulated.ingest };
     }),
 };
-
-const order = { payment: 0, deposit: 1, refund: 2 } as const;
-const pick = (e: { id: number; fromStatus: string | null; toStatus: string; reason: string; data: Record<string, unknown>; at: Date }) => ({
-  id: e.id,
-  fromStatus: e.fromStatus,
-  toStatus: e.toStatus,
-  reason: e.reason,
-  data: e.data,
-  at: e.at,
-});
 
 export const balanceRouter = router({
   get: operatorProcedure.input(z.object({ businessId: z.guid() })).query(({ ctx, input }) => getBalances(ctx.deps.database.db, input.businessId)),

@@ -5,30 +5,22 @@
  * caller's transaction.
  */
 import type { Queryable } from '../../../db/client.js';
-import { depositEvents, deposits, refundEvents, refunds } from '../../../db/schema.js';
-import { compareAndSetStatus } from '../../../db/status.js';
+import { tableStore } from '../../../db/entity-store.js';
+import { deposits, refunds } from '../../../db/schema.js';
 import { recordCreated, transition, type EntityStore } from '../../platform/state-machine.js';
 import type { DepositStatus } from '../money/index.js';
 import { DEPOSIT_MACHINE, REFUND_MACHINE, type RefundStatus } from './deposit-states.rules.js';
 
-const depositStore: EntityStore<Queryable, DepositStatus, never> = {
+const depositStore = tableStore<DepositStatus>({
+  entityType: 'deposit',
+  table: deposits,
   machine: DEPOSIT_MACHINE,
-  update: (tx, id, from, to, _set, at) => compareAndSetStatus(tx, deposits, id, from, to, to === 'CONFIRMED' ? { confirmedAt: at } : {}),
-  record: async (tx, e) => {
-    await tx.insert(depositEvents).values({ depositId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, data: e.data, at: e.at });
-  },
-};
+  alsoSet: (to, at) => (to === 'CONFIRMED' ? { confirmedAt: at } : {}),
+});
 
 type RefundSet = Partial<typeof refunds.$inferInsert>;
 
-const refundStore: EntityStore<Queryable, RefundStatus, RefundSet> = {
-  machine: REFUND_MACHINE,
-  update: (tx, id, from, to, set) => compareAndSetStatus(tx, refunds, id, from, to, set),
-  // Refund events carry no data column.
-  record: async (tx, e) => {
-    await tx.insert(refundEvents).values({ refundId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, at: e.at });
-  },
-};
+const refundStore = tableStore<RefundStatus, RefundSet>({ entityType: 'refund', table: refunds, machine: REFUND_MACHINE });
 
 export const recordDepositCreated = (tx: Queryable, id: string, status: DepositStatus, reason: string, at: Date, data: Record<string, unknown> = {}) =>
   recordCreated(tx, depositStore, id, status, reason, at, data);

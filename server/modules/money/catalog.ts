@@ -3,8 +3,11 @@
  *
  * Every enumeration, every currency→network pairing and every per-currency
  * precision lives here, typed `as const`, so that validation, pricing, the
- * OpenAPI document and the checkout all read the same source.
+ * OpenAPI document and the checkout all read the same source. Which
+ * currency is carried on which network, and at what fee, is the network
+ * families' (networks/families/): the tables here are derived from them.
  */
+import { NETWORKS, NETWORK_RULES, type CarriedCurrency, type Network } from '../networks/families/index.js';
 
 export const FIAT_CURRENCIES = [
   'AED', 'ARS', 'AUD', 'BDT', 'BGN', 'BRL', 'CAD', 'CHF', 'CLP', 'CNY', 'CZK', 'DKK', 'EUR', 'GBP',
@@ -18,8 +21,8 @@ export const CRYPTO_CURRENCIES = [
 ] as const;
 export type CryptoCurrency = (typeof CRYPTO_CURRENCIES)[number];
 
-export const NETWORKS = ['BCH', 'BTC', 'LTC', 'XLM', 'XRP', 'ETH', 'BSC', 'SOL', 'TRX'] as const;
-export type Network = (typeof NETWORKS)[number];
+/** The networks are the network families' (networks/families/): described there once. */
+export { NETWORKS, type Network } from '../networks/families/index.js';
 
 export const SETTLEMENT_CURRENCIES = ['BTC', 'USDC', 'USDT', 'EUR', 'GBP', 'USD'] as const;
 export type SettlementCurrency = (typeof SETTLEMENT_CURRENCIES)[number];
@@ -52,9 +55,8 @@ export const REFUND_REASONS = [
   'OVERPAYMENT', 'CURRENCY_MISMATCH', 'FOLLOW_UP_DEPOSIT', 'RESTRICTED_CURRENCY', 'ILLICIT_DEPOSIT',
 ] as const;
 
-/** Languages the checkout speaks (spec §2.2 `locale`). */
-export const LANGUAGES = ['ar', 'bg', 'zh', 'en', 'fr', 'de', 'ja', 'lt', 'pt', 'ru', 'es', 'tr'] as const;
-export type Language = (typeof LANGUAGES)[number];
+/** Languages the checkout speaks (spec §2.2 `locale`): shared with the widget. */
+export { LANGUAGES, type Language } from './languages.rules.js';
 
 /** API key scopes (CONTRACT §2). */
 export const SCOPES = [
@@ -82,65 +84,58 @@ export const CRYPTO_DECIMALS: Record<CryptoCurrency, number> = {
   BCH: 8, BNB: 18, BTC: 8, ETH: 18, LINK: 18, LTC: 8, SOL: 9, TRX: 6, USDC: 6, USDT: 6, XLM: 7, XRP: 6,
 };
 
+/** A table with one entry per cryptocurrency. */
+function byCurrency<V>(entry: (currency: CryptoCurrency) => V): Record<CryptoCurrency, V> {
+  return Object.fromEntries(CRYPTO_CURRENCIES.map((currency) => [currency, entry(currency)])) as Record<CryptoCurrency, V>;
+}
+
+/** The networks that carry `currency` (and pass `keep`), those the spec added later last. */
+function carriers(currency: CryptoCurrency, keep: (c: CarriedCurrency) => boolean): Network[] {
+  const since = (n: Network) => NETWORK_RULES[n].currencies[currency]!.since ?? '';
+  return NETWORKS.filter((n) => NETWORK_RULES[n].currencies[currency] && keep(NETWORK_RULES[n].currencies[currency]!)).sort(
+    (a, b) => since(a).localeCompare(since(b)),
+  );
+}
+
 /**
- * Deposit networks per currency: the 2022-09-26 table, plus SOL and USDC on
- * SOL from 2024-05-16. BNB and TRX are not shown by the spec; each is
+ * Deposit networks per currency: the currencies each network carries, as
+ * its family says (networks/families/) — the 2022-09-26 table, plus SOL and
+ * USDC on SOL from 2024-05-16. BNB and TRX are not shown by the spec; each is
  * accepted on its own chain (BNB on BSC, TRX on TRX), written down in the README.
  */
-export const DEPOSIT_NETWORKS: Record<CryptoCurrency, readonly Network[]> = {
-  USDC: ['ETH', 'BSC', 'TRX', 'SOL'],
-  ETH: ['ETH', 'BSC'],
-  USDT: ['ETH', 'BSC', 'TRX'],
-  BTC: ['BTC'],
-  BCH: ['BCH'],
-  LTC: ['LTC'],
-  XRP: ['XRP'],
-  XLM: ['XLM'],
-  LINK: ['ETH'],
-  SOL: ['SOL'],
-  BNB: ['BSC'],
-  TRX: ['TRX'],
-};
+export const DEPOSIT_NETWORKS: Record<CryptoCurrency, readonly Network[]> = byCurrency((currency) =>
+  carriers(currency, () => true),
+);
 
 /**
- * Withdrawal networks per payout currency: the 2022-08-15 table (TRX added
- * 2022-05-19), SOL and USDC on SOL from 2024-05-16. `MAIN` is gone since
- * 2022-08-21. Nine payout currencies before SOL, ten since.
+ * Withdrawal networks per payout currency (the networks marked `payout`):
+ * the 2022-08-15 table (TRX added 2022-05-19), SOL and USDC on SOL from
+ * 2024-05-16. `MAIN` is gone since 2022-08-21. Nine payout currencies before
+ * SOL, ten since.
  */
-export const WITHDRAWAL_NETWORKS: Partial<Record<CryptoCurrency, readonly Network[]>> = {
-  BTC: ['BTC'],
-  BCH: ['BCH'],
-  ETH: ['ETH', 'BSC'],
-  LINK: ['ETH'],
-  LTC: ['LTC'],
-  USDC: ['ETH', 'BSC', 'TRX', 'SOL'],
-  USDT: ['ETH', 'BSC', 'TRX'],
-  XLM: ['XLM'],
-  XRP: ['XRP'],
-  SOL: ['SOL'],
-};
+export const WITHDRAWAL_NETWORKS: Partial<Record<CryptoCurrency, readonly Network[]>> = Object.fromEntries(
+  CRYPTO_CURRENCIES.map((currency) => [currency, carriers(currency, (c) => c.payout)] as const).filter(
+    ([, networks]) => networks.length > 0,
+  ),
+);
 
 /** Networks whose deposits to a shared address are told apart by a tag/memo. */
-export const TAG_NETWORKS: readonly Network[] = ['XRP', 'XLM'];
+export const TAG_NETWORKS: readonly Network[] = NETWORKS.filter((n) => NETWORK_RULES[n].tag);
 
 /** Stablecoins valued at a 1:1 peg against USD (their depeg loss is reported). */
 export const USD_STABLECOINS: readonly CryptoCurrency[] = ['USDC', 'USDT'];
 
 /** Sandbox network fee per currency and network, in the currency (refund and withdrawal cost). */
-export const NETWORK_FEES: Record<CryptoCurrency, Partial<Record<Network, string>>> = {
-  BTC: { BTC: '0.00002' },
-  BCH: { BCH: '0.00001' },
-  LTC: { LTC: '0.0001' },
-  ETH: { ETH: '0.0004', BSC: '0.00005' },
-  BNB: { BSC: '0.0002' },
-  LINK: { ETH: '0.08' },
-  SOL: { SOL: '0.000005' },
-  TRX: { TRX: '1' },
-  USDC: { ETH: '1.5', BSC: '0.1', TRX: '1', SOL: '0.01' },
-  USDT: { ETH: '1.5', BSC: '0.1', TRX: '1' },
-  XLM: { XLM: '0.00001' },
-  XRP: { XRP: '0.000012' },
-};
+export const NETWORK_FEES: Record<CryptoCurrency, Partial<Record<Network, string>>> = byCurrency((currency) =>
+  Object.fromEntries(DEPOSIT_NETWORKS[currency].map((n) => [n, NETWORK_RULES[n].currencies[currency]!.fee])),
+);
+
+// A family that carries a currency Kassa does not know is a mistake in its table: refuse to start.
+for (const network of NETWORKS) {
+  for (const currency of Object.keys(NETWORK_RULES[network].currencies)) {
+    if (!(CRYPTO_CURRENCIES as readonly string[]).includes(currency)) throw new Error(`Network ${network} carries unknown currency ${currency}.`);
+  }
+}
 
 export const isFiat = (code: string): code is FiatCurrency => (FIAT_CURRENCIES as readonly string[]).includes(code);
 export const isCrypto = (code: string): code is CryptoCurrency =>

@@ -1,8 +1,11 @@
 /**
- * networks: per network, its address rules and derivation, payment URIs and
- * transaction hash formats; what a chain reports (DepositReport). The
+ * networks: one module per network family (families/: utxo, evm, tron,
+ * solana, xrp, stellar) holding its address rules and derivation, payment
+ * URIs and transaction hash formats, and the facades over them by network;
+ * Kassa's deposit addresses; what a chain reports (DepositReport). The
  * ChainPort itself is not here: it is reachable only from jobs (ports.ts).
  */
+export { NETWORK_RULES, type NetworkRules, type CarriedCurrency } from './families/index.js';
 export * from './addresses.rules.js';
 export * from './payment-uri.rules.js';
 export * from './tx-hash.rules.js';

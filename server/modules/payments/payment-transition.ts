@@ -5,20 +5,14 @@
  * the subscribers in that same transaction (ports.ts).
  */
 import type { Queryable } from '../../../db/client.js';
-import { paymentEvents, payments } from '../../../db/schema.js';
-import { compareAndSetStatus } from '../../../db/status.js';
-import { transition, type EntityStore } from '../../platform/state-machine.js';
+import { tableStore } from '../../../db/entity-store.js';
+import { payments } from '../../../db/schema.js';
+import { transition } from '../../platform/state-machine.js';
 import type { PaymentStatus } from '../money/index.js';
 import { PAYMENT_MACHINE } from './payment-states.rules.js';
 import type { PaymentsDeps } from './ports.js';
 
-const paymentStore: EntityStore<Queryable, PaymentStatus, never> = {
-  machine: PAYMENT_MACHINE,
-  update: (tx, id, from, to) => compareAndSetStatus(tx, payments, id, from, to),
-  record: async (tx, e) => {
-    await tx.insert(paymentEvents).values({ paymentId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, data: e.data, at: e.at });
-  },
-};
+const paymentStore = tableStore<PaymentStatus>({ entityType: 'payment', table: payments, machine: PAYMENT_MACHINE });
 
 export async function transitionPayment(
   tx: Queryable,

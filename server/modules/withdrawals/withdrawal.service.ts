@@ -6,8 +6,8 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { requestHash } from '../../platform/idempotency.js';
 import type { Queryable } from '../../../db/client.js';
-import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawalEvents, withdrawals } from '../../../db/schema.js';
-import { compareAndSetStatus } from '../../../db/status.js';
+import { tableStore } from '../../../db/entity-store.js';
+import { businesses, whitelistedAddresses, withdrawalApprovals, withdrawals } from '../../../db/schema.js';
 import { enqueue } from '../../../jobs/enqueue.js';
 import { getBusiness, type Business } from '../businesses/index.js';
 import type { RiskAssessment } from '../compliance/index.js';
@@ -15,7 +15,7 @@ import type { Broadcast, BroadcastResult } from '../networks/index.js';
 import type { WithdrawalsDeps as Deps } from './ports.js';
 import { conflict, forbidden, KassaError, notFound, validationFailed } from '../../platform/errors.js';
 import { UUID_RE } from '../../platform/validate.js';
-import { recordCreated, transition as moveEntity, type EntityStore } from '../../platform/state-machine.js';
+import { recordCreated, transition as moveEntity } from '../../platform/state-machine.js';
 import { keyset } from '../../platform/cursor.js';
 import { isInsufficientBalance, postEntries } from '../ledger/index.js';
 import {
@@ -31,13 +31,7 @@ import {
 } from './withdrawal.rules.js';
 import { toWithdrawalRecord, type WithdrawalRecord, type WithdrawalRow } from './withdrawal-record.rules.js';
 
-const withdrawalStore: EntityStore<Queryable, WithdrawalStatus, never> = {
-  machine: WITHDRAWAL_MACHINE,
-  update: (tx, id, from, to) => compareAndSetStatus(tx, withdrawals, id, from, to),
-  record: async (tx, e) => {
-    await tx.insert(withdrawalEvents).values({ withdrawalId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, data: e.data, at: e.at });
-  },
-};
+const withdrawalStore = tableStore<WithdrawalStatus>({ entityType: 'withdrawal', table: withdrawals, machine: WITHDRAWAL_MACHINE });
 
 const transition = (tx: Queryable, w: { id: string; status: string }, to: WithdrawalStatus, reason: string, at: Date, data: Record<string, unknown> = {}) =>
   moveEntity(tx, withdrawalStore, w, to, reason, at, { data });

@@ -150,7 +150,7 @@ async function chainStatus(app: TestApp, depositId: string): Promise<string> {
 /** Refund events of a deposit's refund, oldest first, as "from→to". */
 async function refundEvents(app: TestApp, depositId: string): Promise<string[]> {
   const events = await rows<{ from_status: string | null; to_status: string }>(app.db.sql`
-    select e.from_status, e.to_status from refund_events e join refunds r on r.id = e.refund_id
+    select e.from_status, e.to_status from events e join refunds r on e.entity_type = 'refund' and r.id = e.entity_id
     where r.deposit_id = ${depositId} order by e.id`);
   return events.map((e) => `${e.from_status ?? '(new)'}→${e.to_status}`);
 }
@@ -588,8 +588,8 @@ describe('ingestion is idempotent and serialized', () => {
       deposits: await rows(t.db.sql`select id, status, credited_amount::text, amounts from deposits where tx_hash = ${report.txHash}`),
       ledger: await rows(t.db.sql`select id, account, currency, amount::text from ledger_entries where business_id = ${shop.businessId} order by id`),
       balances: await getBalances(t.db.db, shop.businessId),
-      events: await rows(t.db.sql`select count(*)::int as n from deposit_events e join deposits d on d.id = e.deposit_id where d.tx_hash = ${report.txHash}`),
-      paymentEvents: await rows(t.db.sql`select count(*)::int as n from payment_events where payment_id = ${p.paymentId}`),
+      events: await rows(t.db.sql`select count(*)::int as n from events e join deposits d on e.entity_type = 'deposit' and d.id = e.entity_id where d.tx_hash = ${report.txHash}`),
+      paymentEvents: await rows(t.db.sql`select count(*)::int as n from events where entity_type = 'payment' and entity_id = ${p.paymentId}`),
     });
     const before = await snapshot();
     expect(before.deposits).toHaveLength(1);
@@ -717,10 +717,10 @@ describe('ledger', () => {
     const [entries] = await rows<{ n: number }>(t.db.sql`select count(*)::int as n from ledger_entries`);
     await expect(t.db.sql`update ledger_entries set amount = amount + 1`).rejects.toThrow(refused);
     await expect(t.db.sql`delete from ledger_entries`).rejects.toThrow(refused);
-    await expect(t.db.sql`delete from payment_events`).rejects.toThrow(refused);
-    await expect(t.db.sql`update payment_events set to_status = 'DEPOSITED'`).rejects.toThrow(refused);
-    await expect(t.db.sql`update deposit_events set reason = 'x'`).rejects.toThrow(refused);
-    await expect(t.db.sql`delete from refund_events`).rejects.toThrow(refused);
+    await expect(t.db.sql`delete from events where entity_type = 'payment'`).rejects.toThrow(refused);
+    await expect(t.db.sql`update events set to_status = 'DEPOSITED' where entity_type = 'payment'`).rejects.toThrow(refused);
+    await expect(t.db.sql`update events set reason = 'x' where entity_type = 'deposit'`).rejects.toThrow(refused);
+    await expect(t.db.sql`delete from events where entity_type = 'refund'`).rejects.toThrow(refused);
     const [after] = await rows<{ n: number }>(t.db.sql`select count(*)::int as n from ledger_entries`);
     expect(after!.n).toBe(entries!.n);
     expect(after!.n).toBeGreaterThan(0);
@@ -777,9 +777,9 @@ describe('driven by hand (no worker)', () => {
       const d = depositOf(r, txHash);
       expect(d.status).toBe(final);
       const depositPath = await rows<{ to_status: string }>(m.db.sql`
-        select e.to_status from deposit_events e join deposits d on d.id = e.deposit_id where d.tx_hash = ${txHash} order by e.id`);
+        select e.to_status from events e join deposits d on e.entity_type = 'deposit' and d.id = e.entity_id where d.tx_hash = ${txHash} order by e.id`);
       expect(depositPath.map((e) => e.to_status)).toEqual(['UNCONFIRMED', final]);
-      const payment = await rows<{ to_status: string }>(m.db.sql`select to_status from payment_events where payment_id = ${p.paymentId} order by id`);
+      const payment = await rows<{ to_status: string }>(m.db.sql`select to_status from events where entity_type = 'payment' and entity_id = ${p.paymentId} order by id`);
       expect(payment.map((e) => e.to_status)).toEqual(paymentPath);
     });
   });
@@ -821,7 +821,7 @@ describe('driven by hand (no worker)', () => {
       // a late or repeated job is harmless
       expect(await expirePayment(m.deps, p.paymentId)).toBe('EXPIRED');
       const events = await rows<{ from_status: string | null; to_status: string }>(
-        m.db.sql`select from_status, to_status from payment_events where payment_id = ${p.paymentId} order by id`,
+        m.db.sql`select from_status, to_status from events where entity_type = 'payment' and entity_id = ${p.paymentId} order by id`,
       );
       expect(events.map((e) => `${e.from_status ?? '(new)'}→${e.to_status}`)).toEqual(['(new)→PENDING', 'PENDING→EXPIRED']);
     });
@@ -1072,7 +1072,7 @@ describe('expiry with the real worker and its cron', () => {
       runner = await startWorker(e.deps, { concurrency: 2, pollInterval: 50 });
       await eventually(async () => (await getIn(e, e.business, p.paymentId)).status === 'EXPIRED', 10_000, 'the payment expired by the worker');
       const events = await rows<{ to_status: string; reason: string }>(
-        e.db.sql`select to_status, reason from payment_events where payment_id = ${p.paymentId} order by id`,
+        e.db.sql`select to_status, reason from events where entity_type = 'payment' and entity_id = ${p.paymentId} order by id`,
       );
       expect(events).toEqual([{ to_status: 'PENDING', reason: 'created' }, { to_status: 'EXPIRED', reason: 'expired' }]);
     } finally {

@@ -117,7 +117,7 @@ const messageFor = (problem: Problem, field: string) => problem.errors.filter((e
 
 async function countRows(): Promise<{ payments: number; events: number }> {
   const [row] = await t.db.sql<{ payments: number; events: number }[]>`
-    select (select count(*)::int from payments) as payments, (select count(*)::int from payment_events) as events`;
+    select (select count(*)::int from payments) as payments, (select count(*)::int from events where entity_type = 'payment') as events`;
   return row!;
 }
 
@@ -499,7 +499,7 @@ describe('idempotency on (businessId, clientPaymentId) (CONTRACT §4)', () => {
       select id from payments where business_id = ${t.business.businessId} and client_payment_id = ${body.clientPaymentId as string}`;
     expect(rows).toHaveLength(1);
     expect(rows[0]!.id).toBe([...ids][0]);
-    const events = await t.db.sql<{ to_status: string }[]>`select to_status from payment_events where payment_id = ${rows[0]!.id}`;
+    const events = await t.db.sql<{ to_status: string }[]>`select to_status from events where entity_type = 'payment' and entity_id = ${rows[0]!.id}`;
     expect(events.map((e) => e.to_status)).toEqual(['NEW']);
   });
 });

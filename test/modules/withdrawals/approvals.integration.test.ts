@@ -8,7 +8,7 @@
 import { TRPCError } from '@trpc/server';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callbackDeliveries, withdrawalEvents } from '../../../db/schema.js';
+import { callbackDeliveries, events as eventsTable } from '../../../db/schema.js';
 import { createOperator } from '../../../server/modules/businesses/business.service.js';
 import { getBalances, postEntries, sumEntries } from '../../../server/modules/ledger/ledger.service.js';
 import { Dec } from '../../../server/modules/money/decimal.js';
@@ -71,7 +71,11 @@ async function balance(b: TestBusiness): Promise<string> {
 }
 
 async function events(withdrawalId: string) {
-  return t.db.db.select().from(withdrawalEvents).where(eq(withdrawalEvents.withdrawalId, withdrawalId)).orderBy(withdrawalEvents.id);
+  return t.db.db
+    .select()
+    .from(eventsTable)
+    .where(and(eq(eventsTable.entityType, 'withdrawal'), eq(eventsTable.entityId, withdrawalId)))
+    .orderBy(eventsTable.id);
 }
 
 async function broadcastJobs(withdrawalId: string): Promise<number> {
