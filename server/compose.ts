@@ -278,7 +278,12 @@ export async function buildLiveDeps(
   let deps: Deps | null = null;
   const sink = async (report: DepositReport) => {
     if (!deps) throw new Error('deposit reported before Kassa finished starting'); // the engine redelivers it
-    await ingestDeposit(deps, report);
+    const result = await ingestDeposit(deps, report);
+    if (report.state === 'DROPPED' && result.outcome === 'REPLAY' && result.status === 'CONFIRMED') {
+      // Reorganised away after it was credited (deeper than KASSA_<NET>_CONFIRMATIONS): the credit stands until an operator acts.
+      log.error({ network: report.network, txHash: report.txHash, outputIndex: report.outputIndex, depositId: result.depositId },
+        'a credited deposit left the best chain: operator review needed');
+    }
     if (deps.chains[report.network]?.sweep) await queueSweep(deps, report);
   };
   let live: LiveChains;
