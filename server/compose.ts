@@ -31,7 +31,7 @@ import { createLogger, type Log } from './platform/logger.js';
 import { eq } from 'drizzle-orm';
 import { businesses, installation } from '../db/schema.js';
 import { ConfigError } from './platform/config.js';
-import { sandboxNetworkAccess, type NetworkAccess } from './modules/networks/index.js';
+import { SHARED_ADDRESS_SEQUENCE, sandboxNetworkAccess, type NetworkAccess } from './modules/networks/index.js';
 import { ingestDeposit, queueSweep } from './modules/deposits/index.js';
 import type { DepositReport } from './modules/networks/ports.js';
 import { readLiveChainConfig, LiveChainConfigError } from './adapters/chain/live/live-config.js';
@@ -217,6 +217,7 @@ const NO_NETWORKS: NetworkAccess = {
   mode: 'live',
   enabled: [],
   offers: () => false,
+  addressSequence: () => SHARED_ADDRESS_SEQUENCE,
   depositAddress: (network) => {
     throw new Error(`Network ${network} is not enabled`);
   },

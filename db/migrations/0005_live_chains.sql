@@ -1,5 +1,12 @@
 ALTER TABLE "payments" ADD COLUMN "address_index" bigint;
 --> statement-breakpoint
+-- Live BTC, LTC and BCH number their deposit addresses apart (each xpub's /0/i stays dense, within a wallet's gap limit); EVM keeps the shared sequence, so ETH and BSC (one xpub) never hand out one address twice.
+CREATE SEQUENCE IF NOT EXISTS "deposit_address_index_btc" START WITH 1 MINVALUE 1;
+--> statement-breakpoint
+CREATE SEQUENCE IF NOT EXISTS "deposit_address_index_ltc" START WITH 1 MINVALUE 1;
+--> statement-breakpoint
+CREATE SEQUENCE IF NOT EXISTS "deposit_address_index_bch" START WITH 1 MINVALUE 1;
+--> statement-breakpoint
 -- server/adapters/chain/evm/schema.sql (the chain engines' tables)
 create table if not exists evm_blocks (
   network text not null,

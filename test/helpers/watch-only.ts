@@ -8,7 +8,7 @@
 import type { LiveChains } from '../../server/adapters/chain/live/live-chains.js';
 import { addressBook } from '../../server/adapters/chain/evm/index.js';
 import { AccountKeys, resolveParams, type UtxoNetwork } from '../../server/adapters/chain/utxo/index.js';
-import { validateAddress, type NetworkAccess } from '../../server/modules/networks/index.js';
+import { SHARED_ADDRESS_SEQUENCE, validateAddress, type NetworkAccess } from '../../server/modules/networks/index.js';
 import type { Network } from '../../server/modules/money/index.js';
 import { HDKey } from '@scure/bip32';
 import { mnemonicToSeedSync } from '@scure/bip39';
@@ -44,6 +44,7 @@ export function watchOnlyChains(networks: (keyof typeof ACCOUNT_PATHS)[]): LiveC
     mode: 'live',
     enabled: networks,
     offers: (_currency, network) => derive.has(network),
+    addressSequence: () => SHARED_ADDRESS_SEQUENCE,
     depositAddress: (network, index) => ({ address: derive.get(network)!(index) }),
     validateAddress,
   };

@@ -20,11 +20,16 @@ export type NetworkAccess = {
   readonly enabled: readonly Network[];
   /** Whether `currency` may be used on `network` (its node is configured and, for tokens, the contract is). */
   offers(currency: string, network: Network): boolean;
+  /** The PostgreSQL sequence numbering the network's deposit addresses. */
+  addressSequence(network: Network): string;
   /** Deposit address (and tag) number `index` of the network; no I/O. */
   depositAddress(network: Network, index: number): DepositAddress;
   /** An address of the network's chain (the node's chain when live). */
   validateAddress(network: Network, address: string): AddressValidation;
 };
+
+/** One numbering for every network (the sandbox, and ETH/BSC live: one xpub, so never one address twice). */
+export const SHARED_ADDRESS_SEQUENCE = 'deposit_address_index';
 
 /** The sandbox: every network and currency, addresses from the master key, mainnet formats. */
 export function sandboxNetworkAccess(masterKey: MasterKey): NetworkAccess {
@@ -32,6 +37,7 @@ export function sandboxNetworkAccess(masterKey: MasterKey): NetworkAccess {
     mode: 'sandbox',
     enabled: NETWORKS,
     offers: () => true,
+    addressSequence: () => SHARED_ADDRESS_SEQUENCE,
     depositAddress: (network, index) => depositAddress(masterKey, network, index),
     validateAddress,
   };

@@ -8,7 +8,7 @@ import { and, eq, getTableColumns, sql, type Column } from 'drizzle-orm';
 import { randomBytes } from 'node:crypto';
 import { requestHash } from '../../platform/idempotency.js';
 import { preparedPerPool, type Queryable } from '../../../db/client.js';
-import { depositAddressIndex, deposits, payments, refunds } from '../../../db/schema.js';
+import { deposits, payments, refunds } from '../../../db/schema.js';
 import { getBusiness, type Business } from '../businesses/index.js';
 import type { PaymentsDeps as Deps } from './ports.js';
 import { conflict, forbidden, notFound, unprocessable, validationFailed } from '../../platform/errors.js';
@@ -54,7 +54,7 @@ export async function pricingRate(deps: Deps, from: PricedCurrency, to: PricedCu
 
 /** A fresh derivation index → the deposit address (and tag) for a payment, inside its transaction. */
 export async function assignAddress(tx: Queryable, deps: Deps, network: Network) {
-  const [row] = (await tx.execute(sql`select nextval(${depositAddressIndex.seqName}) as index`)) as unknown as [{ index: string }];
+  const [row] = (await tx.execute(sql`select nextval(${deps.networks.addressSequence(network)}) as index`)) as unknown as [{ index: string }];
   const index = Number(row.index);
   const address = deps.networks.depositAddress(network, index);
   return { walletAddress: address.address, destinationTag: address.destinationTag ?? null, addressIndex: index };

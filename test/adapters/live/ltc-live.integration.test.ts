@@ -15,6 +15,7 @@ import { verifyCallback } from '../../../server/modules/callbacks/index.js';
 import { Dec } from '../../../server/modules/money/index.js';
 import { parseMasterKey } from '../../../server/platform/secrets.js';
 import { fromBaseUnits, toBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
+import { AccountKeys, resolveParams } from '../../../server/adapters/chain/utxo/index.js';
 import { TEST_MASTER_KEY } from '../../helpers/app.js';
 import { eventually } from '../../helpers/worker.js';
 import { testXpub } from '../../helpers/watch-only.js';
@@ -70,9 +71,14 @@ describe.skipIf(!available)('live mode on a Litecoin regtest node', () => {
     await node?.stop();
   });
 
-  test('addresses are of the node’s chain; only LTC is offered', async () => {
+  test('addresses are <xpub>/0/i of the node’s chain, numbered densely for LTC alone; only LTC is offered', async () => {
     const p = await ltcPayment('ltc-addr', '8.00');
     expect(p.address).toMatch(/^rltc1q/);
+    const keys = new AccountKeys(testXpub('LTC'), resolveParams('LTC', 'regtest'));
+    // The first LTC payment is /0/1 of the LTC xpub: its own numbering, whatever other networks handed out.
+    const [row] = await app.db.sql`select address_index::int as i from payments where id = ${p.id}`;
+    expect(row!.i).toBe(1);
+    expect(p.address).toBe(keys.depositAddress(1).address);
     const currencies = (await app.signed('GET', '/v1/currencies')).json().currencies as { code: string; networks: { network: string }[] }[];
     expect(currencies.flatMap((c) => c.networks.map((n) => `${c.code}/${n.network}`))).toEqual(['LTC/LTC']);
     const valid = await app.signed('GET', `/api/v1/currency/LTC/network/LTC/address/${node.funderAddress}/valid`);

@@ -6,7 +6,7 @@
  */
 import type { Sql } from 'postgres';
 import { getAddress } from 'viem';
-import { TOKEN_CONTRACTS, validateAddress } from '../../../modules/networks/index.js';
+import { SHARED_ADDRESS_SEQUENCE, TOKEN_CONTRACTS, validateAddress } from '../../../modules/networks/index.js';
 import type { Broadcast, BroadcastResult, SweepOutcome, SweepRequest } from '../../../modules/networks/ports.js';
 import {
   EvmScanner, NATIVE_CURRENCY, addressBook, createEvmClient, openEvmSigner, type EvmNetworkConfig, type EvmSigner, type TokenContract,
@@ -40,7 +40,7 @@ export async function openEvmChain(
       );
     }
   }
-  const watched = new DerivedAddressSet(options.sql, book.depositAddress);
+  const watched = new DerivedAddressSet(options.sql, SHARED_ADDRESS_SEQUENCE, book.depositAddress);
   const scanner = new EvmScanner({
     sql: options.sql,
     network,
@@ -74,6 +74,7 @@ export async function openEvmChain(
   return {
     network,
     confirmations: config.confirmations,
+    addressSequence: SHARED_ADDRESS_SEQUENCE,
     port: {
       network,
       async broadcast(tx: Broadcast): Promise<BroadcastResult> {

@@ -19,6 +19,8 @@ export class PayoutHeldError extends Error {
 export type LiveChain = {
   readonly network: Network;
   readonly confirmations: number;
+  /** The sequence numbering this network's deposit addresses. */
+  readonly addressSequence: string;
   /** Payouts: signs, stores, broadcasts. Throws outside the signer role. */
   readonly port: ChainPort;
   /** Whether the currency is watched and offered on this network. */

@@ -8,7 +8,7 @@
  */
 import type { Sql } from 'postgres';
 import type { Network } from '../../../modules/money/index.js';
-import type { NetworkAccess } from '../../../modules/networks/index.js';
+import { SHARED_ADDRESS_SEQUENCE, type NetworkAccess } from '../../../modules/networks/index.js';
 import type { ChainPorts } from '../../../modules/networks/ports.js';
 import { UtxoSigner } from '../utxo/index.js';
 import { openEvmChain } from './evm-chain.js';
@@ -129,6 +129,7 @@ export async function openLiveChains(
     mode: 'live',
     enabled,
     offers: (currency, network) => byNetwork.get(network)?.offers(currency) ?? false,
+    addressSequence: (network) => byNetwork.get(network)?.addressSequence ?? SHARED_ADDRESS_SEQUENCE,
     depositAddress: (network, index) => {
       const chain = byNetwork.get(network);
       if (!chain) throw new Error(`Network ${network} is not enabled`);

@@ -16,6 +16,8 @@ export async function openUtxoChain(
   options: { sql: Sql; sink: LiveSink; signer?: PayoutSigner; rpcTimeoutMs?: number },
 ): Promise<LiveChain> {
   const { network } = config;
+  // Each UTXO network numbers its own addresses: its xpub's /0/i stay dense, as a wallet restoring it expects.
+  const addressSequence = `deposit_address_index_${network.toLowerCase()}`;
   const engine = await createUtxoEngine({
     network,
     rpcUrl: config.rpcUrl,
@@ -26,13 +28,14 @@ export async function openUtxoChain(
     applySchema: false, // the tables come with Kassa's migrations (0005)
     sink: (report) => options.sink({ ...report, destinationTag: null }),
     signer: options.signer,
-    highestAssignedIndex: () => highestAssignedIndex(options.sql),
+    highestAssignedIndex: () => highestAssignedIndex(options.sql, addressSequence),
     rpcTimeoutMs: options.rpcTimeoutMs,
   });
   const currency = network; // BTC, LTC and BCH are their own coins
   return {
     network,
     confirmations: engine.confirmations,
+    addressSequence,
     port: {
       network,
       async broadcast(tx: Broadcast): Promise<BroadcastResult> {

@@ -1,16 +1,16 @@
 /**
  * The deposit addresses a scanner watches: every address handed out so far.
- * Payments take their derivation index from one sequence
- * (`deposit_address_index`), so "handed out" is every index up to the
- * sequence's last value, which also counts indices of transactions still in
- * flight. Deriving them needs no coordination with the process that
+ * Payments take their derivation index from a sequence (one per numbering:
+ * see NetworkAccess.addressSequence), so "handed out" is every index up to
+ * the sequence's last value, which also counts indices of transactions still
+ * in flight. Deriving them needs no coordination with the process that
  * created the payment (a web process may run apart from the worker).
  */
 import type { Sql } from 'postgres';
 
-/** The highest derivation index handed out so far (0 before the first payment). */
-export async function highestAssignedIndex(sql: Sql): Promise<number> {
-  const [row] = await sql<{ last_value: string; is_called: boolean }[]>`select last_value, is_called from deposit_address_index`;
+/** The highest derivation index handed out so far by `sequence` (0 before the first payment). */
+export async function highestAssignedIndex(sql: Sql, sequence: string): Promise<number> {
+  const [row] = await sql<{ last_value: string; is_called: boolean }[]>`select last_value, is_called from ${sql(sequence)}`;
   return row && row.is_called ? Number(row.last_value) : 0;
 }
 
@@ -21,6 +21,7 @@ export class DerivedAddressSet {
 
   constructor(
     private readonly sql: Sql,
+    private readonly sequence: string,
     private readonly derive: (index: number) => string,
   ) {}
 
@@ -34,7 +35,7 @@ export class DerivedAddressSet {
 
   /** Derive up to the highest index handed out; cheap when nothing changed. */
   async refresh(): Promise<void> {
-    const highest = await highestAssignedIndex(this.sql);
+    const highest = await highestAssignedIndex(this.sql, this.sequence);
     for (let i = this.derivedUpTo + 1; i <= highest; i++) this.addresses.add(this.derive(i).toLowerCase());
     this.derivedUpTo = Math.max(this.derivedUpTo, highest);
   }
