@@ -1,7 +1,6 @@
 /** Balances (CONTRACT §9 `balances`: the same as `GET /v1/balances`). */
-import { getBusiness } from '../../modules/businesses/index.js';
 import { ledgerBalances } from '../../modules/ledger/index.js';
-import { command, requireUuid, str, table } from './command.js';
+import { command, requireBusiness, str, table } from './command.js';
 
 export const balanceCommands = [
   command({
@@ -10,13 +9,9 @@ export const balanceCommands = [
     summary: 'per settlement currency: available, and pending (withdrawals accepted, not final, already out of available)',
     options: { business: str },
     async run(ctx, values) {
-      const businessId = requireUuid(values, 'business');
-      await getBusiness(ctx.db, businessId);
-      const balances = await ledgerBalances(ctx.db, businessId);
-      return {
-        json: { balances },
-        human: balances.length ? table([['currency', 'available', 'pending'], ...balances.map((b) => [b.currency, b.available, b.pending])]) : 'no balances yet',
-      };
+      const balances = await ledgerBalances(ctx.db, await requireBusiness(ctx, values));
+      const rows = balances.map((b) => [b.currency, b.available, b.pending]);
+      return { json: { balances }, human: rows.length ? table([['currency', 'available', 'pending'], ...rows]) : 'no balances yet' };
     },
   }),
 ];

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { Db } from '../../../db/client.js';
 import type { Deps } from '../../deps.js';
 import type { MasterKey } from '../../platform/secrets.js';
-import { findOperatorByName } from '../../modules/businesses/index.js';
+import { findOperatorByName, getBusiness } from '../../modules/businesses/index.js';
 
 /** A wrong invocation: exit code 2 and the usage. */
 export class UsageError extends Error {
@@ -80,6 +80,13 @@ export function parseBoolean(text: string, flag: string): boolean {
   if (text === 'true') return true;
   if (text === 'false') return false;
   throw new UsageError(`--${flag} must be true or false.`);
+}
+
+/** The business named by --business, which must exist (NOT_FOUND, exit 1, otherwise). */
+export async function requireBusiness(ctx: CliContext, values: Values): Promise<string> {
+  const businessId = requireUuid(values, 'business');
+  await getBusiness(ctx.db, businessId);
+  return businessId;
 }
 
 /**

@@ -1,9 +1,9 @@
 /** API keys, operators and the callback secret (CONTRACT §9). */
 import { SCOPES, type Scope } from '../../modules/money/index.js';
 import {
-  createApiKey, createOperator, getBusiness, listApiKeys, revokeApiKey, rotateCallbackSecret,
+  createApiKey, createOperator, listApiKeys, revokeApiKey, rotateCallbackSecret,
 } from '../../modules/businesses/index.js';
-import { command, requireChoice, requireString, requireUuid, str, table, UsageError } from './command.js';
+import { command, requireBusiness, requireChoice, requireString, requireUuid, str, table, UsageError } from './command.js';
 
 /** The longest overlap a rotation may keep the old secret signing: 30 days. */
 const MAX_OVERLAP_HOURS = 720;
@@ -15,13 +15,12 @@ export const keyCommands = [
     summary: 'a new API key with those scopes (the secret is shown once)',
     options: { business: str, scopes: str },
     async run(ctx, values) {
-      const businessId = requireUuid(values, 'business');
+      const businessId = await requireBusiness(ctx, values);
       const scopes = String(values.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
       const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
       if (scopes.length === 0 || unknown.length) {
         throw new UsageError(`--scopes must list some of ${SCOPES.join(', ')}${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}.`);
       }
-      await getBusiness(ctx.db, businessId);
       const key = await createApiKey(ctx.db, ctx.masterKey, businessId, [...new Set(scopes)] as Scope[]);
       const out = { businessId, apiKeyId: key.apiKeyId, apiKey: key.apiKey, apiSecret: key.apiSecret, scopes: key.scopes };
       return { json: out, human: `apiKey    ${key.apiKey}\napiSecret ${key.apiSecret}\nscopes    ${key.scopes.join(',')}` };
@@ -33,8 +32,7 @@ export const keyCommands = [
     summary: "a business's keys with scopes and revocation time, never their secrets",
     options: { business: str },
     async run(ctx, values) {
-      const businessId = requireUuid(values, 'business');
-      await getBusiness(ctx.db, businessId);
+      const businessId = await requireBusiness(ctx, values);
       const keys = await listApiKeys(ctx.db, businessId);
       return {
         json: { businessId, apiKeys: keys },
