@@ -25,7 +25,25 @@ const minifyHtml = (raw: string) => raw.replace(/>\s*\n\s*</g, '><').replace(/\s
 // Safe for this project's CSS: a colon followed by a space only ever starts a declaration value
 // (and `+`/`-` keep their spaces: calc() needs them).
 const minifyCss = (raw: string) =>
-  raw.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\s+/g, ' ').replace(/\s*([{};,>])\s*/g, '$1').replace(/: /g, ':').replace(/;}/g, '}').trim();
+  tightenSiblingCombinators(
+    raw.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\s+/g, ' ').replace(/\s*([{};,>])\s*/g, '$1').replace(/: /g, ':').replace(/;}/g, '}').replace(/ !important/g, '!important').replace(/([:,( ])0\.(\d)/g, '$1.$2'),
+  ).trim();
+
+/** `li + li` → `li+li`, outside parentheses only: inside calc() the spaces around `+` are required. */
+function tightenSiblingCombinators(css: string): string {
+  let depth = 0;
+  let out = '';
+  for (let i = 0; i < css.length; i++) {
+    const c = css[i]!;
+    if (c === '(') depth++;
+    else if (c === ')') depth--;
+    if (depth === 0 && c === ' ' && css[i + 1] === '+' && css[i + 2] === ' ') {
+      out += '+';
+      i += 2;
+    } else out += c;
+  }
+  return out;
+}
 
 export function minifyLitTemplates(): Plugin {
   return {

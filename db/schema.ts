@@ -41,6 +41,19 @@ export const businesses = pgTable('businesses', {
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
+/**
+ * The callback secret a rotation replaced, still signing beside the new one
+ * until `expires_at` (Standard Webhooks allows several space-separated
+ * signatures), so a receiver can switch secrets without losing a callback.
+ * Its own table, so that no view of a business row can carry it by accident.
+ */
+export const previousCallbackSecrets = pgTable('previous_callback_secrets', {
+  businessId: uuid('business_id').primaryKey().references(() => businesses.id),
+  /** `whsec_…`, encrypted with KASSA_MASTER_KEY. */
+  secretEnc: text('secret_enc').notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+});
+
 export const apiKeys = pgTable('api_keys', {
   id: uuid('id').primaryKey().defaultRandom(),
   businessId: uuid('business_id').notNull().references(() => businesses.id),

@@ -2,9 +2,7 @@
  * The operator CLI (CONTRACT §9) as a real child process against a fresh
  * database: JSON output, exit codes, and that what it prints works.
  */
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeys, businesses } from '../db/schema.js';
@@ -15,43 +13,14 @@ import { buildDeps } from '../server/compose.js';
 import { decryptSecret, parseMasterKey } from '../server/platform/secrets.js';
 import { TEST_MASTER_KEY, testConfig } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { cliOn, singleJson } from './helpers/cli.js';
 
-const run = promisify(execFile);
-const CWD = process.cwd();
-const TSX = join(CWD, 'node_modules/.bin/tsx');
 const masterKey = parseMasterKey(TEST_MASTER_KEY);
 
 let db: TestDatabase;
 let server: KassaServer;
 
-type Result = { code: number; stdout: string; stderr: string };
-
-async function kassa(...args: string[]): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(TSX, ['server/cli.ts', ...args], {
-      cwd: CWD,
-      env: { ...process.env, DATABASE_URL: db.url, KASSA_MASTER_KEY: TEST_MASTER_KEY, LOG_LEVEL: 'silent', NODE_ENV: 'test' },
-      timeout: 20_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: unknown; stdout?: string; stderr?: string; killed?: boolean };
-    if (typeof e.code !== 'number') throw error; // spawn failure or timeout, not an exit code
-    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
-
-/** The stdout of a --json command: exactly one line holding one JSON object, nothing else. */
-function singleJson(stdout: string): Record<string, unknown> {
-  expect(stdout.endsWith('\n')).toBe(true);
-  const lines = stdout.split('\n');
-  expect(lines).toHaveLength(2);
-  expect(lines[1]).toBe('');
-  const value: unknown = JSON.parse(lines[0]!);
-  expect(value).toBeTypeOf('object');
-  expect(Array.isArray(value)).toBe(false);
-  return value as Record<string, unknown>;
-}
+const kassa = cliOn(() => db.url);
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -246,7 +215,7 @@ describe('other commands', { timeout: 60_000 }, () => {
 });
 
 describe('sanctions:import', { timeout: 60_000 }, () => {
-  const SDN_FILE = join(CWD, 'test/adapters/screening/fixtures/sdn_advanced.sample.xml');
+  const SDN_FILE = join(process.cwd(), 'test/adapters/screening/fixtures/sdn_advanced.sample.xml');
 
   it('imports the SDN file and prints the counts per network as one JSON object; twice gives the same rows', async () => {
     const first = await kassa('sanctions:import', SDN_FILE, '--json');

@@ -48,9 +48,30 @@ export function phaseOf(view: CheckoutView): Phase {
   }
 }
 
-/** Whether the customer should still be shown where to send money. */
+/** Whether the customer should still be shown where to send money (see also `owesMore`). */
 export const showsAddress = (phase: Phase): boolean =>
   phase === 'pay' || phase === 'underpaid' || phase === 'unprocessable' || phase === 'failed';
+
+/** A decimal string above zero (the server's amounts are plain decimals: no float needed). */
+const isPositive = (amount: string | null | undefined): boolean => !!amount && /[1-9]/.test(amount);
+
+/**
+ * A transfer is on its way (confirming or in review) but falls short: the
+ * rest is still due, and the customer is shown it and where to send it.
+ */
+export const owesMore = (view: CheckoutView, phase: Phase): boolean => phase === 'confirming' && isPositive(view.stillDue);
+
+/** Whether to show the amount, the address and how to pay. */
+export const showsPay = (view: CheckoutView, phase: Phase): boolean => showsAddress(phase) || owesMore(view, phase);
+
+/**
+ * The amount to ask for: what is still due once the customer has paid part
+ * (confirmed, or on its way), else the whole amount.
+ */
+export function dueAmount(view: CheckoutView, phase: Phase): string | null {
+  if (owesMore(view, phase)) return view.stillDue;
+  return showsAddress(phase) && phase !== 'pay' && view.remaining ? view.remaining : view.depositAmount;
+}
 
 /** The one-line status the live region announces. */
 export function headlineKey(view: CheckoutView, phase: Phase): MessageKey {
@@ -155,6 +176,12 @@ const NETWORK_NAMES: Record<string, string> = {
 };
 const TOKEN_STANDARDS: Record<string, string> = { ETH: 'ERC-20', BSC: 'BEP-20', TRX: 'TRC-20', SOL: 'SPL' };
 const NATIVE: Record<string, string> = { ETH: 'ETH', BSC: 'BNB', TRX: 'TRX', SOL: 'SOL' };
+
+/** A network in a few letters for a 320 px phone: the token standard for a token (`TRC-20`), else the network's code. */
+export function networkShort(network: string, currency: string | null): string {
+  const standard = TOKEN_STANDARDS[network];
+  return standard && currency && NATIVE[network] !== currency ? standard : network;
+}
 
 /** A network as people know it, with the token standard when the currency is a token on it: `Ethereum (ERC-20)`. */
 export function networkLabel(network: string, currency: string | null): string {

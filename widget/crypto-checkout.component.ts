@@ -10,8 +10,8 @@ import { LitElement, html, nothing, type PropertyValues, type TemplateResult } f
 import { property, state } from 'lit/decorators.js';
 import { createCheckoutClient, isNotFound, parsePaymentUrl, type CheckoutClient } from './api.js';
 import {
-  CURRENCY_NAMES, backUrl, depositTone, groupOptions, headlineKey, isComplete, networkLabel, phaseOf, redirectPlan,
-  secondsLeft, showsAddress, showsCountdown, stepsOf, targetOf, toneOf,
+  CURRENCY_NAMES, backUrl, depositTone, dueAmount, groupOptions, headlineKey, isComplete, networkLabel, networkShort, owesMore, phaseOf, redirectPlan,
+  secondsLeft, showsCountdown, showsPay, stepsOf, targetOf, toneOf,
   type CheckoutOption, type CheckoutView, type Phase,
 } from './checkout-state.js';
 import { styles } from './crypto-checkout.styles.js';
@@ -51,9 +51,12 @@ const rich = (m: Messages, key: MessageKey, params: Record<string, string>) =>
  * @event {CheckoutCompleteEvent} checkout-complete - A deposit has been received; fired once. `detail`: `{ status, paid, currency, redirectUrl }`. Cancelable: `preventDefault()` stops the automatic redirect.
  *
  * @csspart base - The card holding everything.
- * @csspart header - Title and countdown.
+ * @csspart test-mode - The "test mode" mark of a sandbox checkout (never shown in live mode).
+ * @csspart header - Title, the merchant's name and countdown.
+ * @csspart merchant - The merchant's name.
  * @csspart countdown - The time left until the payment request expires.
  * @csspart amount - The amount due and its value in the display currency.
+ * @csspart fee - The one line explaining the customer's share of the service fee.
  * @csspart picker - The currency and network choice of a NEW payment.
  * @csspart qr - The QR code and the "open in wallet" link.
  * @csspart address - The deposit address and destination tag fields.
@@ -338,29 +341,36 @@ export class CryptoCheckout extends LitElement {
     const left = showsCountdown(view, phase) ? secondsLeft(view.expiresAt, this.now) : null;
     const back = backUrl(view);
     const tone = toneOf(phase);
-    // Underpaid, or a transfer rejected or failed: what is still due; else the whole amount.
-    const dueAmount = showsAddress(phase) && phase !== 'pay' && view.remaining ? view.remaining : view.depositAmount;
+    // Part paid (confirmed or on its way), or a transfer rejected or failed: what is still due; else the whole amount.
+    const due = dueAmount(view, phase);
+    const more = owesMore(view, phase);
+    const pay = showsPay(view, phase);
 
     const header = html`<header part="header">
-      <h2 tabindex="-1" data-focus>${t('title')}</h2>
+      <div><h2 tabindex="-1" data-focus>${t('title')}</h2><p class="muted small" part="merchant">${view.merchantName}</p></div>
       ${left === null
         ? nothing
         : html`<span class="timer ${left < 300 ? 'low' : ''}" role="timer" part="countdown" aria-label=${t('timeLeft')}>${icon(CLOCK)}<span>${formatCountdown(locale, left)}</span></span>`}
     </header>`;
 
+    // The customer's share of the service fee is part of the amount: said once, in one line, while they pay.
+    const fee = view.customerFee && (phase === 'choose' || pay)
+      ? html`<p class="muted small" part="fee">${rich(m, 'feeShare', { fee: (view.customerFee.currency === view.displayCurrency ? formatFiat : formatCrypto)(locale, view.customerFee.amount, view.customerFee.currency) })}</p>`
+      : nothing;
     const amount =
       phase === 'choose'
-        ? html`<section class="due" part="amount"><p class="label">${t('amountDue')}</p><div class="amount"><bdi class="big">${fiat}</bdi></div></section>`
-        : cur && dueAmount
+        ? html`<section class="due" part="amount"><p class="label">${t('amountDue')}</p><div class="amount"><bdi class="big">${fiat}</bdi></div>${fee}</section>`
+        : cur && due
           ? html`<section class="due" part="amount">
-              <p class="label">${t('amountDue')}</p>
+              <p class="label">${t(more ? 'stillDue' : 'amountDue')}</p>
               <div class="amount">
-                <bdi class="big">${crypto(dueAmount)}</bdi>
-                ${showsAddress(phase)
-                  ? html`<button type="button" class="icon-btn ${this.copied === 'amount' ? 'copied' : ''}" part="copy-button" aria-label=${t('copyAmount')} title=${t('copyAmount')} @click=${() => this.copy('amount', dueAmount)}>${icon(this.copied === 'amount' ? CHECK : COPY)}</button>`
+                <bdi class="big">${crypto(due)}</bdi>
+                ${pay
+                  ? html`<button type="button" class="icon-btn ${this.copied === 'amount' ? 'copied' : ''}" part="copy-button" aria-label=${t('copyAmount')} title=${t('copyAmount')} @click=${() => this.copy('amount', due)}>${icon(this.copied === 'amount' ? CHECK : COPY)}</button>`
                   : nothing}
               </div>
-              <p class="muted">${[fiat && dueAmount === view.depositAmount ? `≈ ${fiat}` : '', view.network ? networkLabel(view.network, cur) : ''].filter(Boolean).join(' · ')}</p>
+              <p class="muted">${[fiat && due === view.depositAmount ? `≈ ${fiat}` : '', view.network ? networkLabel(view.network, cur) : ''].filter(Boolean).join(' · ')}</p>
+              ${due === view.depositAmount ? fee : nothing}
             </section>`
           : nothing;
 
@@ -400,23 +410,27 @@ export class CryptoCheckout extends LitElement {
           this.result(tone, phase === 'expired' ? CLOCK : CROSS, t(phase), [
             t(phase === 'expired' ? 'expiredText' : 'blockedText'),
             phase === 'expired' && Number(view.paid) > 0 ? rich(m, 'expiredPaid', { paid: crypto(view.paid) }) : '',
+            // What to do next: a transfer sent anyway is handled by the shop, which needs its transaction id.
+            phase === 'expired' ? rich(m, 'expiredNext', { merchant: view.merchantName }) : '',
           ]),
           this.renderDeposits(view, m, locale),
           backLink(true),
         ];
         break;
       case 'confirming':
-        main = [amount, status, this.renderSteps(phase, m), this.renderDeposits(view, m, locale), backLink(false)];
+        // A transfer on its way that falls short: the rest is due now, to the same address.
+        main = [amount, status, this.renderSteps(phase, m), more ? this.renderPay(view, phase, m, crypto(due ?? '0')) : nothing, this.renderDeposits(view, m, locale), backLink(false)];
         break;
       default: {
         // pay, underpaid, unprocessable, failed: the customer can (still) pay.
         const explain = phase === 'unprocessable' || phase === 'failed'
-          ? html`<p class="note">${icon(INFO)}<span>${rich(m, phase === 'failed' ? 'failedText' : 'unprocessableText', { amount: crypto(dueAmount ?? '0') })}</span></p>`
+          ? html`<p class="note">${icon(INFO)}<span>${rich(m, phase === 'failed' ? 'failedText' : 'unprocessableText', { amount: crypto(due ?? '0') })}</span></p>`
           : nothing;
-        main = [amount, status, explain, this.renderPay(view, phase, m, crypto(dueAmount ?? '0')), this.renderDeposits(view, m, locale), backLink(false)];
+        main = [amount, status, explain, this.renderPay(view, phase, m, crypto(due ?? '0')), this.renderDeposits(view, m, locale), backLink(false)];
       }
     }
-    return html`<div class="stack">${header}${offline}${main}</div>`;
+    const test = view.testMode ? html`<p class="tag warning test" part="test-mode">${t('testMode')}</p>` : nothing;
+    return html`<div class="stack">${test}${header}${offline}${main}</div>`;
   }
 
   private renderPicker(view: CheckoutView, m: Messages, locale: string): TemplateResult {
@@ -442,7 +456,9 @@ export class CryptoCheckout extends LitElement {
         ? html`<fieldset>
             <legend>${translate(m, 'network')}</legend>
             <div class="opts nets">
-              ${group.options.map((o) => radio('network', o.network === this.pick.network, html`<span>${networkLabel(o.network, o.currency)}</span>${amountOf(o)}`, () => (this.pick = { ...this.pick, network: o.network })))}
+              ${group.options.map((o) =>
+                radio('network', o.network === this.pick.network, html`<span class="full">${networkLabel(o.network, o.currency)}</span><span class="short">${networkShort(o.network, o.currency)}</span>${amountOf(o)}`, () => (this.pick = { ...this.pick, network: o.network })),
+              )}
             </div>
           </fieldset>`
         : nothing}
@@ -455,7 +471,7 @@ export class CryptoCheckout extends LitElement {
     const address = view.walletAddress;
     if (!address) return html``;
     // The payment URI carries the full amount: after a partial payment, scanning it would ask for too much.
-    const uri = phase === 'underpaid' ? null : view.paymentUri;
+    const uri = phase === 'underpaid' || owesMore(view, phase) ? null : view.paymentUri;
     if (uri && this.qr?.uri !== uri) this.qr = { uri, path: qrPath(uri) };
     const qr = uri && this.qr ? this.qr.path : null;
     const field = (what: Copyable, label: MessageKey, copyLabel: MessageKey, value: string) => {
@@ -470,7 +486,16 @@ export class CryptoCheckout extends LitElement {
         </div>
       </div>`;
     };
+    // The address first: every customer needs it, the QR code only one paying from another device
+    // (on a 320×568 phone the address is then on the first screen).
     return html`<div class="pay">
+      ${field('address', 'address', 'copyAddress', address)}
+      ${view.destinationTag
+        ? html`${field('tag', 'tag', 'copyTag', view.destinationTag)}<p class="note warning">${icon(ALERT)}<span>${translate(m, 'tagNote')}</span></p>`
+        : nothing}
+      ${view.depositCurrency && view.network
+        ? html`<p class="note">${icon(INFO)}<span>${rich(m, 'sendOnly', { currency: view.depositCurrency, network: networkLabel(view.network, view.depositCurrency) })}</span></p>`
+        : nothing}
       ${qr
         ? html`<figure class="qr" part="qr">
             <svg viewBox="0 0 ${qr.size} ${qr.size}" role="img" aria-label=${translate(m, 'qr', { amount: dueText })} shape-rendering="crispEdges">
@@ -478,13 +503,6 @@ export class CryptoCheckout extends LitElement {
             </svg>
             <a href=${uri}>${translate(m, 'openWallet')}</a>
           </figure>`
-        : nothing}
-      ${field('address', 'address', 'copyAddress', address)}
-      ${view.destinationTag
-        ? html`${field('tag', 'tag', 'copyTag', view.destinationTag)}<p class="note warning">${icon(ALERT)}<span>${translate(m, 'tagNote')}</span></p>`
-        : nothing}
-      ${view.depositCurrency && view.network
-        ? html`<p class="note">${icon(INFO)}<span>${rich(m, 'sendOnly', { currency: view.depositCurrency, network: networkLabel(view.network, view.depositCurrency) })}</span></p>`
         : nothing}
     </div>`;
   }

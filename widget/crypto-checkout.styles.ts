@@ -30,7 +30,7 @@ export const styles = css`
     border: 1px solid var(--b); border-radius: calc(var(--r) + 4px); box-shadow: 0 12px 32px -8px #10182814;
   }
   @container (max-width: 479px) {
-    .card { padding: 20px 16px; }
+    .card { padding: 10px 16px 20px; }
     :host([full-page]) .card { border: 0; border-radius: 0; box-shadow: none; }
   }
   @media (max-width: 479px) { :host([full-page]) { padding: 0; background: var(--bg); } }
@@ -49,6 +49,7 @@ export const styles = css`
   .danger { --c: var(--kassa-color-danger, #b42318); }
 
   header { display: flex; align-items: center; justify-content: space-between; gap: 12px; }
+  .test { display: flex; justify-content: center; }
   header h2 { font-size: 17px; font-weight: 600; }
   .timer, .tag { display: inline-flex; align-items: center; gap: 6px; border-radius: 99px; font-weight: 600; white-space: nowrap; }
   .timer { padding: 4px 10px; background: var(--s); font-size: 14px; font-variant-numeric: tabular-nums; }
@@ -130,4 +131,19 @@ export const styles = css`
   .skeleton i { height: 16px; border-radius: 6px; background: var(--s); }
   .skeleton i + i { height: 36px; width: 70%; }
   .skeleton i + i + i { height: 180px; width: 180px; justify-self: center; }
+
+  .short { display: none; }
+  /* A 320 px phone: currencies in three columns of codes, networks in one row of short names ("TRC-20": what
+     is seen is what a screen reader says), amounts once chosen, so the choice and the button fit the first screen. */
+  @container (max-width: 359px) {
+    .cols { grid-template-columns: repeat(3, minmax(0, 1fr)); }
+    .nets { grid-auto-flow: column; grid-auto-columns: minmax(0, 1fr); }
+    .opts { gap: 6px; }
+    .cols .name, .opts .amt, .nets .full { display: none; }
+    .nets .short { display: inline; }
+    .opt span.c { justify-content: center; min-height: 40px; padding: 8px 2px; white-space: nowrap; }
+    .stack > * + * { margin-top: 12px; }
+    .big { font-size: 24px; }
+    legend { margin-bottom: 4px; }
+  }
 `;

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { parsePaymentUrl, isNotFound } from '../../widget/api.js';
 import {
-  backUrl, groupOptions, headlineKey, isComplete, networkLabel, phaseOf, redirectPlan, secondsLeft, showsAddress,
-  showsCountdown, stepsOf, toneOf, type CheckoutDeposit, type CheckoutView,
+  backUrl, dueAmount, groupOptions, headlineKey, isComplete, networkLabel, networkShort, owesMore, phaseOf, redirectPlan, secondsLeft, showsAddress,
+  showsCountdown, showsPay, stepsOf, toneOf, type CheckoutDeposit, type CheckoutView,
 } from '../../widget/checkout-state.js';
 import { completeDetail, statusDetail } from '../../widget/events.js';
 
@@ -11,7 +11,7 @@ const view = (over: Partial<CheckoutView> = {}): CheckoutView => ({
   status: 'PENDING', type: 'ONE_TIME', language: 'en', expiresAt: 1_800_000_000, displayCurrency: 'EUR', displayAmount: '600.00',
   depositCurrency: 'BTC', network: 'BTC', depositAmount: '0.01', walletAddress: 'bc1qexample', destinationTag: null,
   paymentUri: 'bitcoin:bc1qexample?amount=0.01', paid: '0', remaining: '0.01', redirectUrl: null, redirectMode: 'PARENT',
-  options: [], deposits: [], ...over,
+  options: [], deposits: [], merchantName: 'Demo shop', testMode: true, customerFee: null, stillDue: '0.01', ...over,
 });
 const deposit = (status: string, over: Partial<CheckoutDeposit> = {}): CheckoutDeposit => ({
   id: '1', status, currency: 'BTC', network: 'BTC', amount: '0.01', transactionId: 'tx', receivedAt: 1_700_000_000, ...over,
@@ -149,5 +149,51 @@ describe('parsePaymentUrl', () => {
     expect(isNotFound({ data: { code: 'NOT_FOUND' } })).toBe(true);
     expect(isNotFound({ data: { code: 'TOO_MANY_REQUESTS' } })).toBe(false);
     expect(isNotFound(new Error('network'))).toBe(false);
+  });
+});
+
+describe('what is due, and whether to show how to pay', () => {
+  it('the whole amount while nothing is paid; the remainder once part is confirmed', () => {
+    const pending = view();
+    expect(dueAmount(pending, phaseOf(pending))).toBe('0.01');
+    const underpaid = view({ status: 'AWAITING', paid: '0.004', remaining: '0.006', stillDue: '0.006', deposits: [deposit('CONFIRMED', { amount: '0.004' })] });
+    expect(phaseOf(underpaid)).toBe('underpaid');
+    expect(dueAmount(underpaid, 'underpaid')).toBe('0.006');
+    expect(showsPay(underpaid, 'underpaid')).toBe(true);
+  });
+
+  it('a short transfer in review or confirming: the rest is still due, with the address', () => {
+    const review = view({ status: 'AWAITING', stillDue: '0.006', deposits: [deposit('COMPLIANCE_REVIEW', { amount: '0.004' })] });
+    expect(phaseOf(review)).toBe('confirming');
+    expect(headlineKey(review, 'confirming')).toBe('review');
+    expect(owesMore(review, 'confirming')).toBe(true);
+    expect(showsPay(review, 'confirming')).toBe(true);
+    expect(dueAmount(review, 'confirming')).toBe('0.006');
+  });
+
+  it('a transfer on its way that covers it all: nothing more is asked', () => {
+    const full = view({ status: 'AWAITING', stillDue: '0', deposits: [deposit('UNCONFIRMED')] });
+    expect(owesMore(full, 'confirming')).toBe(false);
+    expect(showsPay(full, 'confirming')).toBe(false);
+    expect(dueAmount(full, 'confirming')).toBe('0.01');
+    // "0.000" is zero too: the check reads the digits, not a float.
+    expect(owesMore(view({ stillDue: '0.000' }), 'confirming')).toBe(false);
+    expect(owesMore(view({ stillDue: '0.00000001' }), 'confirming')).toBe(true);
+    expect(owesMore(view({ stillDue: null }), 'confirming')).toBe(false);
+  });
+});
+
+describe('networkShort', () => {
+  it.each([
+    ['TRX', 'USDT', 'TRC-20'],
+    ['ETH', 'USDC', 'ERC-20'],
+    ['BSC', 'USDT', 'BEP-20'],
+    ['SOL', 'USDC', 'SPL'],
+    ['ETH', 'ETH', 'ETH'],
+    ['BSC', 'BNB', 'BSC'],
+    ['BTC', 'BTC', 'BTC'],
+  ])('%s for %s is %s', (network, currency, label) => {
+    expect(networkShort(network, currency)).toBe(label);
+    expect(networkLabel(network, currency)).toContain(label === network ? '' : label);
   });
 });

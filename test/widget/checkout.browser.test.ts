@@ -13,12 +13,12 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
-import { chromium, type Browser, type BrowserContext, type Frame, type FrameLocator, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Frame, type FrameLocator, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../db/embedded.js';
 import { expirePayment } from '../../server/modules/payments/expiry.service.js';
 import { qrPath } from '../../widget/qr.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp, type TestBusiness } from '../helpers/app.js';
 import { eventually, startTestWorker } from '../helpers/worker.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -31,6 +31,8 @@ const SHOT_DIR = new URL('../../docs/screenshots/', import.meta.url);
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const DESKTOP = { width: 1280, height: 900 };
 const NARROW = { width: 320, height: 900 };
+/** The smallest phone the checkout is made for (CONTRACT §9). */
+const PHONE = { width: 320, height: 568 };
 
 let t: TestApp;
 let worker: Runner;
@@ -53,6 +55,21 @@ async function createPayment(body: Record<string, unknown>): Promise<Created> {
   const json = res.json() as { paymentUrl: string; paymentInfo: { paymentId: string } };
   expect(json.paymentUrl.startsWith(`${kassaBase}/checkout/`)).toBe(true);
   return { paymentId: json.paymentInfo.paymentId, paymentUrl: json.paymentUrl };
+}
+
+/** A payment of another business (its own settings), as that business. */
+async function createPaymentOf(who: TestBusiness, body: Record<string, unknown>): Promise<Created & { info: Record<string, string> }> {
+  const res = await t.signed('POST', '/v1/payments', { clientPaymentId: `browser-${randomUUID()}`, businessId: who.businessId, locale: 'en', ...body }, who);
+  expect(res.statusCode, res.body).toBe(200);
+  const json = res.json() as { paymentUrl: string; paymentInfo: Record<string, string> };
+  return { paymentId: json.paymentInfo.paymentId!, paymentUrl: json.paymentUrl, info: json.paymentInfo };
+}
+
+/** Assert that an element lies wholly inside the viewport as it is (no scrolling); the message gives its box. */
+async function expectOnFirstScreen(locator: Locator, viewport: { width: number; height: number }): Promise<void> {
+  const box = await locator.boundingBox();
+  const inside = !!box && box.x >= 0 && box.y >= 0 && box.x + box.width <= viewport.width && box.y + box.height <= viewport.height;
+  expect(inside, `${String(locator)} at ${JSON.stringify(box)} in ${viewport.width}×${viewport.height}`).toBe(true);
 }
 
 const btcPayment = (extra: Record<string, unknown> = {}) =>
@@ -291,7 +308,7 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
 
   it('shows the expiry live, without a reload', async () => {
     const p = await btcPayment({ redirectUrl: `${shopBase}/thanks` });
-    const { context, page, errors } = await open(p.paymentUrl);
+    const { context, page, errors } = await open(p.paymentUrl, PHONE);
     await expect.poll(() => page.locator('[part=countdown]').isVisible()).toBe(true);
     try {
       t.clock.advance(31 * 60_000);
@@ -304,9 +321,11 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
     await expect(page.locator('[part=qr]').count()).resolves.toBe(0);
     await expect(page.locator('[part=countdown]').count()).resolves.toBe(0);
     await expect(page.locator('[role=status]').textContent()).resolves.toBe('Payment request expired');
+    await expect(page.locator('[part=result]').textContent()).resolves.toContain('Paid anyway? Contact Test shop with the transaction ID.');
+    await expectOnFirstScreen(page.locator('[part=back-button]'), PHONE);
     await expect(page.locator('[part=back-button]').getAttribute('href')).resolves.toBe(`${shopBase}/thanks`);
     await expect(page.locator('[part=back-button]').getAttribute('target')).resolves.toBe('_top');
-    await shot(page, 'hosted-expired-desktop-en');
+    await shot(page, 'hosted-expired-320x568-en', false);
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -384,9 +403,10 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
       await page.keyboard.press('Tab');
       walk.push((await focused(page))!);
     }
-    expect(walk.map((w) => w.name)).toEqual(['Copy amount', 'Open in wallet', 'Copy address', 'Back to the shop']);
+    expect(walk.map((w) => w.name)).toEqual(['Copy amount', 'Copy address', 'Open in wallet', 'Back to the shop']);
     expect(walk.every((w) => w.outline === 'solid 2px')).toBe(true);
     await expect(page.locator('[part=address] .value').textContent()).resolves.toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+    await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('[part=address] [part=copy-button]').textContent()).toContain('Copied');
@@ -417,6 +437,92 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
     const received = await axeViolations(hosted.page);
     expect(serious(received), JSON.stringify(received, null, 1)).toEqual([]);
     await hosted.context.close();
+  });
+
+  it('at 320×568: the picker, then the network choice, then the address, each on the first screen; merchant, fee share and test mode shown', async () => {
+    const shop = await t.addBusiness({ name: 'Corner Books', userFeeSharePercent: '50' });
+    const p = await createPaymentOf(shop, { displayCurrency: 'EUR', displayAmount: '600.00', redirectUrl: `${shopBase}/thanks` });
+    const fee = p.info.expectedDisplayDistributedUserServiceFee!;
+    expect(fee).toBe('3.00');
+    const { context, page, errors } = await open(p.paymentUrl, PHONE);
+    await expect.poll(() => page.locator('[part=picker]').isVisible()).toBe(true);
+    await expect(page.locator('[part=merchant]').textContent()).resolves.toBe('Corner Books');
+    await expect(page.locator('[part=test-mode]').textContent()).resolves.toBe('TEST MODE · no real money');
+    await expect(page.locator('[part=fee]').textContent()).resolves.toBe('Includes €3.00: your share of the service fee.');
+    await expect(page.locator('[part=amount] .big').textContent()).resolves.toBe('€603.00');
+    const currencies = page.locator('label.opt');
+    expect(await currencies.count()).toBe(12);
+    for (const box of await currencies.all()) await expectOnFirstScreen(box, PHONE);
+    await shot(page, 'hosted-new-320x568-en', false);
+
+    await option(page, 'USDC').click();
+    await shot(page, 'hosted-network-320x568-en', false);
+    const networks = page.getByRole('group', { name: 'Network' }).locator('label.opt');
+    expect(await networks.count()).toBe(4);
+    for (const box of await networks.all()) await expectOnFirstScreen(box, PHONE);
+    await expectOnFirstScreen(page.getByRole('button', { name: 'Continue' }), PHONE);
+    await shot(page, 'hosted-network-320x568-en', false);
+    await networks.filter({ hasText: 'TRON (TRC-20)' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    const address = page.locator('[part=address]').first();
+    await expect.poll(() => address.isVisible()).toBe(true);
+    await expect(page.locator('[part=address] .value').first().textContent()).resolves.toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+    await expectOnFirstScreen(address, PHONE);
+    await expectOnFirstScreen(page.locator('[part=amount]'), PHONE);
+    // Nothing scrolled to get there.
+    expect(await page.evaluate(() => [window.scrollX, window.scrollY, document.documentElement.scrollWidth])).toEqual([0, 0, 320]);
+    await shot(page, 'hosted-pending-320x568-en', false);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('underpaid, the transfer in review: shows the amount still due and where to send it', async () => {
+    const p = await btcPayment();
+    const { context, page, errors } = await open(p.paymentUrl, PHONE);
+    await expect.poll(() => page.locator('[part=address]').count()).toBe(1);
+    await deposit(p.paymentId, '0.004', { riskScore: '6' });
+    await expect.poll(() => page.locator('[role=status]').textContent(), { timeout: 10_000 }).toBe('Payment seen. It is being checked, which can take a while.');
+    await expect(page.locator('[part=amount] .label').textContent()).resolves.toBe('Still due');
+    await expect(page.locator('[part=amount] .big').textContent()).resolves.toBe('0.006\u00a0BTC');
+    await expect(page.locator('[part=deposits] .tag').allTextContents()).resolves.toEqual(['In review']);
+    // The address stays, without the QR code (its URI asks for the whole amount).
+    await expectOnFirstScreen(page.locator('[part=address]'), PHONE);
+    await expect(page.locator('[part=qr]').count()).resolves.toBe(0);
+    await shot(page, 'hosted-review-underpaid-320x568-en', false);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('live mode: no test mark', async () => {
+    const p = await btcPayment();
+    // The flag is read per view from the config: live mode's view, without starting live chains.
+    t.deps.config.sandbox = false;
+    try {
+      const { context, page } = await open(p.paymentUrl, PHONE);
+      await expect.poll(() => page.locator('[part=address]').count()).toBe(1);
+      await expect(page.locator('[part=test-mode]').count()).resolves.toBe(0);
+      await expect(page.locator('[part=merchant]').textContent()).resolves.toBe('Test shop');
+      await context.close();
+    } finally {
+      t.deps.config.sandbox = true;
+    }
+  });
+
+  it('reached under a second host name, the hosted page follows the payment live from that host', async () => {
+    const p = await btcPayment();
+    const second = p.paymentUrl.replace(kassaBase, kassaBase.replace('127.0.0.1', 'localhost'));
+    expect(second).not.toBe(p.paymentUrl);
+    const { context, page, errors, apiCalls } = await open(second, PHONE);
+    const hosts = new Set<string>();
+    page.on('request', (r) => hosts.add(new URL(r.url()).host));
+    await expect.poll(() => page.locator('[part=address]').count()).toBe(1);
+    await deposit(p.paymentId, '0.01');
+    await expect.poll(() => page.getByRole('heading', { name: 'Payment received' }).count(), { timeout: 10_000 }).toBe(1);
+    expect(apiCalls).toEqual(['updates']);
+    expect([...hosts].every((h) => h.startsWith('localhost:'))).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
   });
 
   it.runIf(SHOTS)('screenshots: received and NEW in Arabic, and at 320 px', async () => {

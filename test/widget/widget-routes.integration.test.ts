@@ -47,7 +47,18 @@ describe('hosted checkout page', () => {
     expect(html).toContain('<html lang="ar" dir="rtl">');
     expect(html).toMatch(/<script type="module" src="\/widget\/crypto-checkout\.js\?v=[\w-]{16}"><\/script>/);
     expect(html).toContain(`<link rel="modulepreload" href="/widget/${arChunk}">`);
-    expect(html).toContain(`<crypto-checkout payment-url="http://kassa.test/checkout/${token}" full-page>`);
+    expect(html).toContain(`<crypto-checkout payment-url="./${token}" full-page>`);
+  });
+
+  it('names no origin: reached under a second host name, the widget calls the API of that host (CSP connect-src self)', async () => {
+    const token = await checkoutToken('en');
+    const res = await t.app.inject({ url: `/checkout/${token}`, headers: { accept: 'text/html', host: 'pay.second-name.example' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).not.toContain('kassa.test');
+    expect(res.body).not.toMatch(/(src|href|payment-url)="https?:/);
+    const slash = await t.app.inject({ url: `/checkout/${token}/`, headers: { accept: 'text/html' } });
+    if (slash.statusCode === 200) expect(slash.body).toContain('<crypto-checkout payment-url="./" full-page>');
+    else expect(slash.statusCode).toBe(404);
   });
 
   it('inlines the view the checkout API answers, so the widget shows it before any request', async () => {
@@ -73,7 +84,7 @@ describe('hosted checkout page', () => {
     try {
       const page = await t.app.inject({ url: `/checkout/${token}`, headers: { accept: 'text/html' } });
       expect(page.statusCode).toBe(200);
-      expect(page.body).toContain(`<crypto-checkout payment-url="http://kassa.test/checkout/${token}" full-page></crypto-checkout>`);
+      expect(page.body).toContain(`<crypto-checkout payment-url="./${token}" full-page></crypto-checkout>`);
     } finally {
       t.deps.rates = rates;
     }

@@ -13,7 +13,6 @@ export const ar: Messages = {
   network: 'الشبكة',
   continue: 'متابعة',
   chooseError: 'هذا الخيار غير متاح حاليًا. يُرجى اختيار خيار آخر.',
-  onNetwork: 'شبكة {network}',
   address: 'عنوان الإيداع',
   tag: 'وسم الوجهة',
   tagNote: 'أدرج وسم الوجهة، وإلا فقد تضيع دفعتك.',
@@ -59,4 +58,8 @@ export const ar: Messages = {
   r_NON_REFUNDABLE: 'لا يمكن استرداد {amount}',
   back: 'العودة إلى المتجر',
   redirect: 'العودة إلى المتجر خلال {s} ث…',
+  stillDue: 'المبلغ المتبقي',
+  feeShare: 'يشمل {fee}: حصتك من رسوم الخدمة.',
+  expiredNext: 'هل أرسلت مالًا رغم ذلك؟ تواصل مع {merchant} واذكر معرّف المعاملة.',
+  testMode: 'وضع الاختبار · ليست أموالًا حقيقية',
 };

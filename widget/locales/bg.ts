@@ -13,7 +13,6 @@ export const bg: Messages = {
   network: 'Мрежа',
   continue: 'Продължи',
   chooseError: 'Тази опция в момента не е налична. Изберете друга.',
-  onNetwork: 'Мрежа {network}',
   address: 'Адрес за депозит',
   tag: 'Destination tag',
   tagNote: 'Задължително въведете destination tag, иначе плащането може да бъде загубено.',
@@ -59,4 +58,8 @@ export const bg: Messages = {
   r_NON_REFUNDABLE: '{amount} не може да бъде възстановена',
   back: 'Обратно към магазина',
   redirect: 'Връщане към магазина след {s} с…',
+  stillDue: 'Остава за плащане',
+  feeShare: 'Включва {fee}: вашият дял от таксата за услугата.',
+  expiredNext: 'Все пак изпратихте пари? Свържете се с {merchant} и посочете ID на транзакцията.',
+  testMode: 'ТЕСТОВ РЕЖИМ · без истински пари',
 };

@@ -13,7 +13,6 @@ export const de: Messages = {
   network: 'Netzwerk',
   continue: 'Weiter',
   chooseError: 'Diese Option ist gerade nicht verfügbar. Bitte wähle eine andere.',
-  onNetwork: '{network}-Netzwerk',
   address: 'Einzahlungsadresse',
   tag: 'Destination Tag',
   tagNote: 'Gib den Destination Tag an, sonst kann deine Zahlung verloren gehen.',
@@ -59,4 +58,8 @@ export const de: Messages = {
   r_NON_REFUNDABLE: '{amount} kann nicht erstattet werden',
   back: 'Zurück zum Shop',
   redirect: 'Zurück zum Shop in {s} s…',
+  stillDue: 'Noch offen',
+  feeShare: 'Enthält {fee}: dein Anteil an der Servicegebühr.',
+  expiredNext: 'Trotzdem Geld gesendet? Wende dich an {merchant} und nenne die Transaktions-ID.',
+  testMode: 'TESTMODUS · kein echtes Geld',
 };

@@ -15,7 +15,6 @@ export const en = {
   network: 'Network',
   continue: 'Continue',
   chooseError: 'This option is not available right now. Please choose another.',
-  onNetwork: '{network} network',
   address: 'Deposit address',
   tag: 'Destination tag',
   tagNote: 'Include the destination tag, or your payment may be lost.',
@@ -61,6 +60,10 @@ export const en = {
   r_NON_REFUNDABLE: '{amount} cannot be refunded',
   back: 'Back to the shop',
   redirect: 'Returning to the shop in {s} s…',
+  stillDue: 'Still due',
+  feeShare: 'Includes {fee}: your share of the service fee.',
+  expiredNext: 'Paid anyway? Contact {merchant} with the transaction ID.',
+  testMode: 'TEST MODE · no real money',
 };
 
 /** The strings of one language. */

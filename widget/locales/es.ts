@@ -13,7 +13,6 @@ export const es: Messages = {
   network: 'Red',
   continue: 'Continuar',
   chooseError: 'Esta opción no está disponible ahora. Elige otra.',
-  onNetwork: 'Red {network}',
   address: 'Dirección de depósito',
   tag: 'Etiqueta de destino',
   tagNote: 'Incluye la etiqueta de destino o tu pago podría perderse.',
@@ -59,4 +58,8 @@ export const es: Messages = {
   r_NON_REFUNDABLE: '{amount} no se pueden reembolsar',
   back: 'Volver a la tienda',
   redirect: 'Volviendo a la tienda en {s} s…',
+  stillDue: 'Pendiente',
+  feeShare: 'Incluye {fee}: tu parte de la comisión de servicio.',
+  expiredNext: '¿Enviaste dinero de todos modos? Contacta con {merchant} e indica el ID de la transacción.',
+  testMode: 'MODO DE PRUEBA · sin dinero real',
 };

@@ -13,7 +13,6 @@ export const fr: Messages = {
   network: 'Réseau',
   continue: 'Continuer',
   chooseError: 'Cette option n’est pas disponible pour le moment. Choisissez-en une autre.',
-  onNetwork: 'Réseau {network}',
   address: 'Adresse de dépôt',
   tag: 'Tag de destination',
   tagNote: 'Indiquez le tag de destination, sinon votre paiement risque d’être perdu.',
@@ -59,4 +58,8 @@ export const fr: Messages = {
   r_NON_REFUNDABLE: '{amount} ne peuvent pas être remboursés',
   back: 'Retour à la boutique',
   redirect: 'Retour à la boutique dans {s} s…',
+  stillDue: 'Reste à payer',
+  feeShare: 'Comprend {fee} : votre part des frais de service.',
+  expiredNext: 'Vous avez quand même envoyé de l’argent ? Contactez {merchant} en indiquant l’ID de transaction.',
+  testMode: 'MODE TEST · pas d’argent réel',
 };

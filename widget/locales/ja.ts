@@ -13,7 +13,6 @@ export const ja: Messages = {
   network: 'ネットワーク',
   continue: '次へ',
   chooseError: 'この選択肢は現在ご利用いただけません。別の選択肢をお選びください。',
-  onNetwork: '{network} ネットワーク',
   address: '入金アドレス',
   tag: '宛先タグ',
   tagNote: '必ず宛先タグを入力してください。入力しないとお支払いが失われる場合があります。',
@@ -59,4 +58,8 @@ export const ja: Messages = {
   r_NON_REFUNDABLE: '{amount} は返金できません',
   back: 'ショップに戻る',
   redirect: '{s} 秒後にショップに戻ります…',
+  stillDue: '未払い額',
+  feeShare: '{fee} を含みます（サービス手数料のお客様負担分）。',
+  expiredNext: 'それでも送金した場合は、取引IDを添えて {merchant} にお問い合わせください。',
+  testMode: 'テストモード · 実際のお金ではありません',
 };

@@ -13,7 +13,6 @@ export const lt: Messages = {
   network: 'Tinklas',
   continue: 'Tęsti',
   chooseError: 'Ši parinktis šiuo metu neprieinama. Pasirinkite kitą.',
-  onNetwork: '{network} tinklas',
   address: 'Įmokos adresas',
   tag: 'Paskirties žyma',
   tagNote: 'Būtinai nurodykite paskirties žymą, kitaip mokėjimas gali būti prarastas.',
@@ -59,4 +58,8 @@ export const lt: Messages = {
   r_NON_REFUNDABLE: '{amount} negali būti grąžinta',
   back: 'Grįžti į parduotuvę',
   redirect: 'Grįžtama į parduotuvę po {s} s…',
+  stillDue: 'Dar reikia sumokėti',
+  feeShare: 'Įskaičiuota {fee}: jūsų paslaugos mokesčio dalis.',
+  expiredNext: 'Vis tiek išsiuntėte pinigų? Susisiekite su {merchant} ir nurodykite operacijos ID.',
+  testMode: 'BANDOMASIS REŽIMAS · ne tikri pinigai',
 };

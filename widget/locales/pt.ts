@@ -13,7 +13,6 @@ export const pt: Messages = {
   network: 'Rede',
   continue: 'Continuar',
   chooseError: 'Esta opção não está disponível agora. Escolha outra.',
-  onNetwork: 'Rede {network}',
   address: 'Endereço de depósito',
   tag: 'Tag de destino',
   tagNote: 'Inclua a tag de destino, ou o seu pagamento pode perder-se.',
@@ -59,4 +58,8 @@ export const pt: Messages = {
   r_NON_REFUNDABLE: '{amount} não pode ser reembolsado',
   back: 'Voltar à loja',
   redirect: 'A voltar à loja em {s} s…',
+  stillDue: 'Em falta',
+  feeShare: 'Inclui {fee}: a sua parte da taxa de serviço.',
+  expiredNext: 'Enviou dinheiro mesmo assim? Contacte {merchant} e indique o ID da transação.',
+  testMode: 'MODO DE TESTE · sem dinheiro real',
 };

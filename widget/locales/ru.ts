@@ -13,7 +13,6 @@ export const ru: Messages = {
   network: 'Сеть',
   continue: 'Продолжить',
   chooseError: 'Этот вариант сейчас недоступен. Выберите другой.',
-  onNetwork: 'Сеть {network}',
   address: 'Адрес для перевода',
   tag: 'Destination tag',
   tagNote: 'Обязательно укажите destination tag, иначе платёж может быть утерян.',
@@ -59,4 +58,8 @@ export const ru: Messages = {
   r_NON_REFUNDABLE: '{amount} нельзя вернуть',
   back: 'Вернуться в магазин',
   redirect: 'Возврат в магазин через {s} с…',
+  stillDue: 'Осталось оплатить',
+  feeShare: 'Включает {fee}: ваша доля сервисного сбора.',
+  expiredNext: 'Всё же отправили деньги? Свяжитесь с {merchant} и укажите ID транзакции.',
+  testMode: 'ТЕСТОВЫЙ РЕЖИМ · не настоящие деньги',
 };

@@ -13,7 +13,6 @@ export const tr: Messages = {
   network: 'Ağ',
   continue: 'Devam',
   chooseError: 'Bu seçenek şu anda kullanılamıyor. Lütfen başka birini seçin.',
-  onNetwork: '{network} ağı',
   address: 'Yatırma adresi',
   tag: 'Hedef etiketi',
   tagNote: 'Hedef etiketini mutlaka ekleyin, yoksa ödemeniz kaybolabilir.',
@@ -59,4 +58,8 @@ export const tr: Messages = {
   r_NON_REFUNDABLE: '{amount} iade edilemez',
   back: 'Mağazaya dön',
   redirect: '{s} sn içinde mağazaya dönülüyor…',
+  stillDue: 'Kalan tutar',
+  feeShare: '{fee} dahildir: hizmet ücretinden size düşen pay.',
+  expiredNext: 'Yine de para gönderdiniz mi? İşlem kimliğiyle birlikte {merchant} ile iletişime geçin.',
+  testMode: 'TEST MODU · gerçek para değil',
 };

@@ -13,7 +13,6 @@ export const zh: Messages = {
   network: '网络',
   continue: '继续',
   chooseError: '此选项暂不可用，请选择其他选项。',
-  onNetwork: '{network} 网络',
   address: '充值地址',
   tag: '目标标签',
   tagNote: '请务必填写目标标签，否则付款可能丢失。',
@@ -59,4 +58,8 @@ export const zh: Messages = {
   r_NON_REFUNDABLE: '{amount} 无法退款',
   back: '返回商店',
   redirect: '{s} 秒后返回商店…',
+  stillDue: '仍需支付',
+  feeShare: '包含 {fee}：您承担的服务费部分。',
+  expiredNext: '仍然转账了？请联系 {merchant} 并提供交易 ID。',
+  testMode: '测试模式 · 非真实资金',
 };

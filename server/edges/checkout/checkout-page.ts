@@ -75,7 +75,8 @@ export function loadWidgetAssets(dir = WIDGET_DIR): Map<string, Asset> | null {
 }
 
 /**
- * The hosted page: the widget full-screen. `widgetSrc` is the versioned
+ * The hosted page: the widget full-screen. `paymentUrl` may be relative to
+ * the page (the hosted page gives its own). `widgetSrc` is the versioned
  * module URL; `preload` the language chunk the payment will need; `view`
  * the checkout view as of this request, inlined as a JSON data block the
  * widget shows at once instead of asking for it first (the live updates
@@ -154,7 +155,11 @@ export function checkoutRoutes(app: FastifyInstance, deps: Deps): void {
         request.log.warn({ err: error }, 'checkout view not inlined');
         return null;
       });
-      return checkoutPage(`${deps.config.publicUrl}/checkout/${token}`, lang, widgetSrc, chunk ? `/widget/${chunk}` : null, view);
+      // Relative to the page itself: the widget calls the API on the origin (and path prefix) the
+      // customer reached, whatever PUBLIC_URL says — the page's CSP allows only 'self', so a page
+      // served under a second host name must not call PUBLIC_URL's. (`./` when the URL ends in a slash.)
+      const self = request.url.split('?')[0]!.endsWith('/') ? './' : `./${token}`;
+      return checkoutPage(self, lang, widgetSrc, chunk ? `/widget/${chunk}` : null, view);
     },
   );
 

@@ -3,10 +3,10 @@
  * generated here, returned once, and stored encrypted (API and callback
  * secrets) or hashed (operator tokens).
  */
-import { eq } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull } from 'drizzle-orm';
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../../db/client.js';
-import { apiKeys, businesses, operators } from '../../../db/schema.js';
+import { apiKeys, businesses, operators, previousCallbackSecrets } from '../../../db/schema.js';
 import { notFound } from '../../platform/errors.js';
 import { SCOPES, type Scope } from '../money/index.js';
 import { encryptSecret, randomToken, sha256Hex, type MasterKey } from '../../platform/secrets.js';
@@ -35,13 +35,18 @@ export async function createApiKey(db: Queryable, masterKey: MasterKey, business
   return { apiKeyId: row!.id, apiKey, apiSecret, scopes: [...scopes] };
 }
 
+/** A Standard Webhooks secret: `whsec_` + base64 of 24 random bytes. */
+function newCallbackSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
 /** A new business with a callback secret and one API key holding every scope. */
 export async function createBusiness(
   db: Db,
   masterKey: MasterKey,
   settings: BusinessSettings & { name: string },
 ): Promise<{ business: Business; callbackSecret: string } & CreatedApiKey> {
-  const callbackSecret = `whsec_${randomBytes(24).toString('base64')}`;
+  const callbackSecret = newCallbackSecret();
   return db.transaction(async (tx) => {
     const [business] = await tx
       .insert(businesses)
@@ -76,4 +81,56 @@ export async function createOperator(db: Db, name: string, role: OperatorRole): 
 
 export async function findOperatorByToken(db: Db, token: string) {
   return (await db.query.operators.findFirst({ where: eq(operators.tokenHash, sha256Hex(token)) })) ?? null;
+}
+
+export async function listBusinesses(db: Queryable): Promise<Business[]> {
+  return db.select().from(businesses).orderBy(asc(businesses.createdAt), asc(businesses.id));
+}
+
+export type ApiKeyView = { apiKeyId: string; apiKey: string; scopes: string[]; revokedAt: Date | null; createdAt: Date };
+
+const apiKeyView = { apiKeyId: apiKeys.id, apiKey: apiKeys.key, scopes: apiKeys.scopes, revokedAt: apiKeys.revokedAt, createdAt: apiKeys.createdAt };
+
+/** A business's keys, newest first, never their secrets. */
+export async function listApiKeys(db: Queryable, businessId: string): Promise<ApiKeyView[]> {
+  return db.select(apiKeyView).from(apiKeys).where(eq(apiKeys.businessId, businessId)).orderBy(desc(apiKeys.createdAt));
+}
+
+/** Revoke an active key by its public id (`kk_…`): refused from the next request on, as keys are not cached. */
+export async function revokeApiKey(db: Queryable, apiKey: string, at: Date): Promise<ApiKeyView & { businessId: string }> {
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: at })
+    .where(and(eq(apiKeys.key, apiKey), isNull(apiKeys.revokedAt)))
+    .returning({ ...apiKeyView, businessId: apiKeys.businessId });
+  if (!row) throw notFound(`Active API key ${apiKey} not found.`);
+  return row;
+}
+
+export async function findOperatorByName(db: Queryable, name: string) {
+  return (await db.query.operators.findFirst({ where: eq(operators.name, name), orderBy: asc(operators.createdAt) })) ?? null;
+}
+
+/**
+ * A new callback secret for a business. The one it replaces keeps signing
+ * beside it (every attempt, retries too) until `overlapEndsAt`; a rotation
+ * during an overlap drops the older secret, only the last one is kept.
+ */
+export async function rotateCallbackSecret(
+  db: Db,
+  masterKey: MasterKey,
+  businessId: string,
+  overlapEndsAt: Date,
+): Promise<{ callbackSecret: string; previousSecretValidUntil: Date }> {
+  const callbackSecret = newCallbackSecret();
+  await db.transaction(async (tx) => {
+    const [current] = await tx.select({ secretEnc: businesses.callbackSecretEnc }).from(businesses).where(eq(businesses.id, businessId)).for('update');
+    if (!current) throw notFound(`Business ${businessId} not found.`);
+    await tx
+      .insert(previousCallbackSecrets)
+      .values({ businessId, secretEnc: current.secretEnc, expiresAt: overlapEndsAt })
+      .onConflictDoUpdate({ target: previousCallbackSecrets.businessId, set: { secretEnc: current.secretEnc, expiresAt: overlapEndsAt } });
+    await tx.update(businesses).set({ callbackSecretEnc: encryptSecret(masterKey, callbackSecret), updatedAt: new Date() }).where(eq(businesses.id, businessId));
+  });
+  return { callbackSecret, previousSecretValidUntil: overlapEndsAt };
 }

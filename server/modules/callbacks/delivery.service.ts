@@ -12,7 +12,7 @@
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { executePrepared, preparedPerPool, type Queryable } from '../../../db/client.js';
-import { businesses, callbackAttempts, callbackDeliveries } from '../../../db/schema.js';
+import { businesses, callbackAttempts, callbackDeliveries, previousCallbackSecrets } from '../../../db/schema.js';
 import { addJobSql, enqueue } from '../../../jobs/enqueue.js';
 import type { CallbacksDeps as Deps } from './ports.js';
 import { KassaError, notFound } from '../../platform/errors.js';
@@ -70,12 +70,13 @@ export function nextAttemptAt(first: Date, attemptsInCycle: number, now: Date, i
 
 export type AttemptOutcome = 'DELIVERED' | 'RETRY' | 'EXPIRED' | 'SKIPPED';
 
-/** A delivery and its business's callback secret (encrypted), as a prepared query. */
+/** A delivery, its business's callback secret and the one a rotation replaced (encrypted), as a prepared query. */
 const deliveryWithSecret = preparedPerPool((db) =>
   db
-    .select({ delivery: callbackDeliveries, secret: businesses.callbackSecretEnc })
+    .select({ delivery: callbackDeliveries, secret: businesses.callbackSecretEnc, previous: previousCallbackSecrets })
     .from(callbackDeliveries)
     .innerJoin(businesses, eq(businesses.id, callbackDeliveries.businessId))
+    .leftJoin(previousCallbackSecrets, eq(previousCallbackSecrets.businessId, callbackDeliveries.businessId))
     .where(eq(callbackDeliveries.id, sql.placeholder('deliveryId')))
     .prepare('kassa_delivery_with_secret'),
 );
@@ -86,13 +87,16 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
   const [found] = await deliveryWithSecret(db).execute({ deliveryId });
   if (!found || found.delivery.status !== 'PENDING') return 'SKIPPED';
   const { delivery } = found;
-  const secret = decryptSecret(deps.masterKey, found.secret);
+  const startedAt = deps.now();
+  // During a rotation's overlap both secrets sign, so a receiver with either one verifies.
+  const secrets = [found.secret, ...(found.previous && found.previous.expiresAt > startedAt ? [found.previous.secretEnc] : [])].map((s) =>
+    decryptSecret(deps.masterKey, s),
+  );
   const attempt = delivery.attempts + 1;
   const interval = deps.config.callbackRetryIntervalS;
   const plannedAt = new Date(delivery.firstAttemptAt.getTime() + (attempt - delivery.cycleStartAttempt - 1) * interval * 1000);
-  const startedAt = deps.now();
   // A fresh timestamp (and so signature) per attempt; the webhook-id stays.
-  const result = await deps.callbacks.post(delivery.url, delivery.body, callbackHeaders(secret, delivery.webhookId, delivery.body, startedAt));
+  const result = await deps.callbacks.post(delivery.url, delivery.body, callbackHeaders(secrets, delivery.webhookId, delivery.body, startedAt));
   const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
   const next = delivered ? null : nextAttemptAt(delivery.firstAttemptAt, attempt - delivery.cycleStartAttempt, deps.now(), interval, deps.config.callbackRetryWindowS);
   const outcome: AttemptOutcome = delivered ? 'DELIVERED' : next ? 'RETRY' : 'EXPIRED';

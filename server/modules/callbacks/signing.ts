@@ -28,13 +28,19 @@ export function newWebhookId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`;
 }
 
-export function callbackHeaders(secret: string, webhookId: string, body: string, now: Date): Record<string, string> {
+/**
+ * The headers of one attempt. Several secrets (during a rotation's overlap:
+ * the new one first, then the one it replaces) give several space-separated
+ * signatures, and a receiver holding either secret verifies it.
+ */
+export function callbackHeaders(secrets: string | readonly string[], webhookId: string, body: string, now: Date): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
+  const all = typeof secrets === 'string' ? [secrets] : secrets;
   return {
     'content-type': 'application/json',
     'webhook-id': webhookId,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signCallback(secret, webhookId, timestamp, body),
+    'webhook-signature': all.map((secret) => signCallback(secret, webhookId, timestamp, body)).join(' '),
     'user-agent': 'Kassa-Callbacks/1',
   };
 }

@@ -1,7 +1,8 @@
 /**
  * What the checkout widget shows, built by one pure function from the
- * payment record: never the paymentId, the business or any secret — only
- * what the customer needs to pay.
+ * payment record: never the paymentId, the business's id, settings or any
+ * secret — only what the customer needs to pay, and the merchant's name
+ * (the customer should see whom they pay).
  */
 import { createHash } from 'node:crypto';
 import type { Network } from '../money/index.js';
@@ -45,9 +46,29 @@ export type CheckoutView = {
   redirectMode: string;
   options: CheckoutOption[];
   deposits: CheckoutDeposit[];
+  /** The business's name. */
+  merchantName: string;
+  /** Sandbox: nothing is real money, the checkout says so plainly (CONTRACT §10); false in live mode. */
+  testMode: boolean;
+  /** The customer's share of the service fee, included in the amount due; null when they pay none. */
+  customerFee: { amount: string; currency: string } | null;
+  /**
+   * What is still due once the transfers on their way (unconfirmed or in
+   * review) count: the amount to show and ask for beside them. Equals
+   * `remaining` when none is on its way; null when not applicable.
+   */
+  stillDue: string | null;
 };
 
-export function toCheckoutView(p: PaymentRecord, options: CheckoutOption[]): CheckoutView {
+/** Deposit states whose amount is on its way: not credited yet, not refused. */
+const IN_FLIGHT = new Set(['UNCONFIRMED', 'COMPLIANCE_REVIEW']);
+
+/** What the checkout knows besides the payment record. */
+export type CheckoutContext = { merchantName: string; testMode: boolean };
+
+const positive = (amount: string | undefined): amount is string => amount !== undefined && new Dec(amount).gt(0);
+
+export function toCheckoutView(p: PaymentRecord, options: CheckoutOption[], context: CheckoutContext): CheckoutView {
   const displayAmount =
     p.expectedDisplayAmount && p.displayCurrency
       ? formatAnyAmount(new Dec(p.expectedDisplayAmount).add(p.expectedDisplayDistributedUserServiceFee ?? 0), p.displayCurrency)
@@ -57,6 +78,15 @@ export function toCheckoutView(p: PaymentRecord, options: CheckoutOption[]): Che
   const remaining =
     currency && p.expectedDepositAmount && p.type === 'ONE_TIME'
       ? formatAnyAmount(Dec.max(0, new Dec(p.expectedDepositAmount).sub(paid)), currency)
+      : null;
+  const onTheWay = p.deposits
+    .filter((d) => IN_FLIGHT.has(String(d.status)) && d.depositCurrency === currency)
+    .reduce((sum, d) => sum.add(String(d.depositAmount)), new Dec(0));
+  const stillDue = remaining === null ? null : formatAnyAmount(Dec.max(0, new Dec(remaining).sub(onTheWay)), currency!);
+  const customerFee = positive(p.expectedDisplayDistributedUserServiceFee) && p.displayCurrency
+    ? { amount: p.expectedDisplayDistributedUserServiceFee, currency: p.displayCurrency }
+    : positive(p.expectedDepositDistributedUserServiceFee) && currency
+      ? { amount: p.expectedDepositDistributedUserServiceFee, currency }
       : null;
   return {
     status: p.status,
@@ -94,6 +124,10 @@ export function toCheckoutView(p: PaymentRecord, options: CheckoutOption[]): Che
           : {}),
       };
     }),
+    merchantName: context.merchantName,
+    testMode: context.testMode,
+    customerFee,
+    stillDue,
   };
 }
 

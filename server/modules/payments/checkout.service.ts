@@ -1,7 +1,7 @@
 /** The checkout's I/O: find a payment by its token, build its view, let the customer choose a currency. */
 import { eq } from 'drizzle-orm';
 import { payments } from '../../../db/schema.js';
-import { getBusiness } from '../businesses/index.js';
+import { getBusiness, type Business } from '../businesses/index.js';
 import type { PaymentsDeps as Deps } from './ports.js';
 import { notFound } from '../../platform/errors.js';
 import { CRYPTO_CURRENCIES, DEPOSIT_NETWORKS, type FiatCurrency } from '../money/index.js';
@@ -25,9 +25,8 @@ export async function paymentByToken(deps: Deps, token: string): Promise<Payment
 }
 
 /** For a NEW payment: every currency/network pair the business accepts, priced now. */
-async function options(deps: Deps, row: PaymentRow): Promise<CheckoutOption[]> {
+async function options(deps: Deps, row: PaymentRow, business: Business): Promise<CheckoutOption[]> {
   if (row.status !== 'NEW' || !row.displayCurrency || !row.expectedDisplayAmount) return [];
-  const business = await getBusiness(deps.database.db, row.businessId);
   const now = deps.now();
   const fiat = { currency: row.displayCurrency as FiatCurrency, amount: new Dec(row.expectedDisplayAmount), fee: new Dec(row.expectedDisplayFee ?? 0) };
   const out: CheckoutOption[] = [];
@@ -42,8 +41,8 @@ async function options(deps: Deps, row: PaymentRow): Promise<CheckoutOption[]> {
 }
 
 export async function checkoutView(deps: Deps, row: PaymentRow): Promise<CheckoutView> {
-  const record = await paymentRecord(deps.database.db, row, deps.config.publicUrl);
-  return toCheckoutView(record, await options(deps, row));
+  const [record, business] = await Promise.all([paymentRecord(deps.database.db, row, deps.config.publicUrl), getBusiness(deps.database.db, row.businessId)]);
+  return toCheckoutView(record, await options(deps, row, business), { merchantName: business.name, testMode: deps.config.sandbox });
 }
 
 export async function chooseByToken(deps: Deps, token: string, choice: { depositCurrency: string; network: string }): Promise<CheckoutView> {

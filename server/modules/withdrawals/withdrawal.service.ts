@@ -276,7 +276,14 @@ export async function recordOutcome(
  * An operator approves (PENDING_APPROVAL → PROCESSING once enough distinct
  * operators approved) or rejects (→ REJECTED, balance credited back, FAILED callback).
  */
-export async function decideWithdrawal(deps: Deps, withdrawalId: string, operator: { id: string; name: string }, decision: 'APPROVE' | 'REJECT') {
+export async function decideWithdrawal(
+  deps: Deps,
+  withdrawalId: string,
+  operator: { id: string; name: string },
+  decision: 'APPROVE' | 'REJECT',
+  /** Why (a rejection): kept in the withdrawal's event. */
+  note?: string,
+) {
   return deps.database.db.transaction(async (tx) => {
     const w = await lockWithdrawal(tx, withdrawalId);
     if (w.status !== 'PENDING_APPROVAL') {
@@ -292,7 +299,7 @@ export async function decideWithdrawal(deps: Deps, withdrawalId: string, operato
       throw new KassaError(409, 'ALREADY_DECIDED', `Operator ${operator.name} already decided on withdrawal ${withdrawalId}; a second approval must come from a different operator.`);
     }
     if (decision === 'REJECT') {
-      await finalize(tx, deps, w, 'REJECTED', `rejected by ${operator.name}`, at);
+      await finalize(tx, deps, w, 'REJECTED', `rejected by ${operator.name}${note ? `: ${note}` : ''}`, at);
     } else {
       const n = await approvalCount(tx, withdrawalId);
       // An approval is an event without a move: the status stays until enough operators approved.

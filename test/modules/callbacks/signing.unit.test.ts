@@ -56,6 +56,15 @@ describe('signCallback and callbackHeaders', () => {
     expect(h['content-type']).toBe('application/json');
   });
 
+  it('with several secrets (a rotation\'s overlap) signs with each, space-separated, the first given first', () => {
+    const old = `whsec_${Buffer.from('an older secret of 24 bytes!').toString('base64')}`;
+    const h = callbackHeaders([secret, old], id, body, NOW);
+    expect(h['webhook-signature']).toBe(`v1,${independentSignature(secret, id, TS, body)} v1,${independentSignature(old, id, TS, body)}`);
+    expect(verifyCallback(secret, h, body, { now: NOW }).withdrawalId).toBe('w-1');
+    expect(verifyCallback(old, h, body, { now: NOW }).withdrawalId).toBe('w-1');
+    expect(() => verifyCallback(`whsec_${Buffer.from('a third secret entirely!').toString('base64')}`, h, body, { now: NOW })).toThrow('no matching signature');
+  });
+
   it('signs differently per timestamp and per id', () => {
     expect(signCallback(secret, id, TS, body)).not.toBe(signCallback(secret, id, TS + 1, body));
     expect(signCallback(secret, id, TS, body)).not.toBe(signCallback(secret, `${id}x`, TS, body));

@@ -1,0 +1,109 @@
+/**
+ * The shape of an operator CLI command (CONTRACT §9) and the option checks
+ * they share. A command is data: its name, its options (node:util parseArgs
+ * config, checked strictly per command), one usage line, and `run`, which
+ * returns what to print — one JSON value for `--json`, a text for people.
+ * cli.ts parses, opens the database, runs and prints; commands never write
+ * to stdout themselves.
+ */
+import type { ParseArgsConfig } from 'node:util';
+import { z } from 'zod';
+import type { Db } from '../../../db/client.js';
+import type { Deps } from '../../deps.js';
+import type { MasterKey } from '../../platform/secrets.js';
+import { findOperatorByName, getBusiness } from '../../modules/businesses/index.js';
+
+/** A wrong invocation: exit code 2 and the usage. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export type CliContext = {
+  db: Db;
+  masterKey: MasterKey;
+  /** Built on first use: most commands need only the database. */
+  deps: () => Deps;
+  now: () => Date;
+};
+
+export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+export type Output = { json: unknown; human: string };
+
+export type Command = {
+  name: string;
+  /** Option flags after the name, for the usage text. */
+  usage: string;
+  /** One line: what it does. */
+  summary: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  /** Positional arguments allowed (default none). */
+  positionals?: boolean;
+  run: (ctx: CliContext, values: Values, positionals: string[]) => Promise<Output>;
+};
+
+export function command(c: Command): Command {
+  return c;
+}
+
+export const str = { type: 'string' } as const;
+
+export function optionalString(values: Values, flag: string): string | undefined {
+  const v = values[flag];
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function requireString(values: Values, flag: string, what = 'a value'): string {
+  const v = optionalString(values, flag);
+  if (!v) throw new UsageError(`--${flag} <${what}> is required.`);
+  return v;
+}
+
+export function requireUuid(values: Values, flag: string): string {
+  const v = optionalString(values, flag);
+  if (!v || !z.guid().safeParse(v).success) throw new UsageError(`--${flag} <uuid> is required.`);
+  return v.toLowerCase();
+}
+
+export function optionalUuid(values: Values, flag: string): string | undefined {
+  return values[flag] === undefined ? undefined : requireUuid(values, flag);
+}
+
+/** One of a few words, case-insensitive; returned as written in `choices`. */
+export function requireChoice<T extends string>(values: Values, flag: string, choices: readonly T[]): T {
+  const v = optionalString(values, flag);
+  const found = choices.find((c) => c.toLowerCase() === v?.toLowerCase());
+  if (!found) throw new UsageError(`--${flag} must be ${choices.join(' or ')}.`);
+  return found;
+}
+
+export function parseBoolean(text: string, flag: string): boolean {
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw new UsageError(`--${flag} must be true or false.`);
+}
+
+/** The business named by --business, which must exist (NOT_FOUND, exit 1, otherwise). */
+export async function requireBusiness(ctx: CliContext, values: Values): Promise<string> {
+  const businessId = requireUuid(values, 'business');
+  await getBusiness(ctx.db, businessId);
+  return businessId;
+}
+
+/**
+ * The operator named by --operator: approvals are recorded per operator (two
+ * different ones for policy TWO), so it must be an existing admin
+ * (`operator:create`), as the internal API requires an admin token.
+ */
+export async function requireAdmin(ctx: CliContext, values: Values): Promise<{ id: string; name: string }> {
+  const name = requireString(values, 'operator', 'name');
+  const op = await findOperatorByName(ctx.db, name);
+  if (!op) throw new UsageError(`Operator ${name} not found; create one with operator:create --name ${JSON.stringify(name)} --role admin.`);
+  if (op.role !== 'admin') throw new UsageError(`Operator ${name} is a ${op.role}; only an admin decides.`);
+  return { id: op.id, name: op.name };
+}
+
+/** A table for people: columns padded to their widest cell. */
+export function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
+}

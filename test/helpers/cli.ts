@@ -1,0 +1,45 @@
+/**
+ * The operator CLI as a real child process (`tsx server/cli.ts`) against a
+ * test database, and the check of its `--json` output.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'vitest';
+import { TEST_MASTER_KEY } from './app.js';
+
+const run = promisify(execFile);
+const CWD = process.cwd();
+const TSX = join(CWD, 'node_modules/.bin/tsx');
+
+export type CliResult = { code: number; stdout: string; stderr: string };
+
+/** A `kassa` function bound to one database URL: exit code, stdout and stderr of one command. */
+export function cliOn(databaseUrl: () => string) {
+  return async function kassa(...args: string[]): Promise<CliResult> {
+    try {
+      const { stdout, stderr } = await run(TSX, ['server/cli.ts', ...args], {
+        cwd: CWD,
+        env: { ...process.env, DATABASE_URL: databaseUrl(), KASSA_MASTER_KEY: TEST_MASTER_KEY, LOG_LEVEL: 'silent', NODE_ENV: 'test' },
+        timeout: 20_000,
+      });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const e = error as { code?: unknown; stdout?: string; stderr?: string; killed?: boolean };
+      if (typeof e.code !== 'number') throw error; // spawn failure or timeout, not an exit code
+      return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+    }
+  };
+}
+
+/** The stdout of a --json command: exactly one line holding one JSON object, nothing else. */
+export function singleJson(stdout: string): Record<string, unknown> {
+  expect(stdout.endsWith('\n')).toBe(true);
+  const lines = stdout.split('\n');
+  expect(lines).toHaveLength(2);
+  expect(lines[1]).toBe('');
+  const value: unknown = JSON.parse(lines[0]!);
+  expect(value).toBeTypeOf('object');
+  expect(Array.isArray(value)).toBe(false);
+  return value as Record<string, unknown>;
+}
