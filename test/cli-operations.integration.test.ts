@@ -222,7 +222,7 @@ describe('withdrawal:approve|reject, balances, deliveries', { timeout: 180_000 }
 
     const rejected = await ok('withdrawal:reject', '--withdrawal', second.withdrawalId, '--operator', 'bob', '--reason', 'unknown recipient');
     expect(rejected).toMatchObject({ withdrawalId: second.withdrawalId, status: 'REJECTED' });
-    const events = await t.db.sql`select reason from withdrawal_events where withdrawal_id = ${second.withdrawalId} and to_status = 'REJECTED'`;
+    const events = await t.db.sql`select reason from events where entity_type = 'withdrawal' and entity_id = ${second.withdrawalId} and to_status = 'REJECTED'`;
     expect(events[0]?.reason).toBe('rejected by bob: unknown recipient');
 
     // The rejected debit is back in available; the approved one (PROCESSING) is still pending.
