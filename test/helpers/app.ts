@@ -57,7 +57,8 @@ export async function startTestApp(options: { env?: Record<string, string>; busi
   const config = testConfig(options.env);
   // The same environment as the config: live adapters (rates, screening) read their variables from it.
   const deps = buildDeps(config, db, parseMasterKey(TEST_MASTER_KEY), clock.now, undefined, testEnv(options.env));
-  const server = await createServer({ deps, logger: false });
+  // Every 200 answer of the REST route table is checked against its response schema in tests.
+  const server = await createServer({ deps, logger: false, checkResponses: true });
   await server.app.ready();
   const addBusiness = async (settings: BusinessSettings & { name?: string } = {}): Promise<TestBusiness> => {
     const created = await createBusiness(db.db, deps.masterKey, { name: 'Test shop', ...settings });
