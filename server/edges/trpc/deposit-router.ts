@@ -4,18 +4,20 @@ import { and, asc, desc, eq, ilike, inArray, or, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { depositEvents, deposits, paymentEvents, payments, refundEvents, refunds } from '../../../db/schema.js';
 import { SimulateDepositSchema } from '../../modules/deposits/index.js';
-import { getBalances } from '../../modules/ledger/index.js';
 import { DEPOSIT_STATUSES } from '../../modules/money/index.js';
 import { adminProcedure, operatorProcedure, router } from './init.js';
 import { toDepositRecord } from '../../modules/payments/index.js';
 import { decideCompliance } from '../../modules/deposits/index.js';
 import { chooseCurrency, loadPaymentById, paymentRecord } from '../../modules/payments/index.js';
+import { getBusiness } from '../../modules/businesses/index.js';
+import { getBusinessBalances } from '../../modules/withdrawals/index.js';
+import { unixTimes } from './unix-times.rules.js';
 
 export const depositRouter = router({
   /** Deposits, newest first; `search` matches a transaction hash or an address. */
   list: operatorProcedure
     .input(
-      z.object({
+      z.strictObject({
         businessId: z.guid().optional(),
         paymentId: z.guid().optional(),
         status: z.enum(DEPOSIT_STATUSES).optional(),
@@ -54,7 +56,7 @@ export const depositRouter = router({
 
   /** Approve or reject a deposit held in COMPLIANCE_REVIEW. */
   decide: adminProcedure
-    .input(z.object({ depositId: z.guid(), decision: z.enum(['APPROVE', 'REJECT']) }))
+    .input(z.strictObject({ depositId: z.guid(), decision: z.enum(['APPROVE', 'REJECT']) }))
     .mutation(async ({ ctx, input }) => ({
       status: await decideCompliance(ctx.deps, input.depositId, input.decision, ctx.operator),
     })),
@@ -63,7 +65,7 @@ export const depositRouter = router({
 /** Payment procedures beyond list/get, spread into the payments router. */
 export const paymentOpsProcedures = {
   /** Every event of a payment, its deposits and refunds, in order. */
-  timeline: operatorProcedure.input(z.object({ paymentId: z.guid() })).query(async ({ ctx, input }) => {
+  timeline: operatorProcedure.input(z.strictObject({ paymentId: z.guid() })).query(async ({ ctx, input }) => {
     const db = ctx.deps.database.db;
     const payment = await loadPaymentById(db, input.paymentId);
     const p = await db.select().from(paymentEvents).where(eq(paymentEvents.paymentId, payment.id)).orderBy(asc(paymentEvents.id));
@@ -83,12 +85,12 @@ export const paymentOpsProcedures = {
       ...d.map(({ e }) => ({ entity: 'deposit' as const, entityId: e.depositId, ...pick(e) })),
       ...r.map(({ e }) => ({ entity: 'refund' as const, entityId: e.refundId, ...pick(e) })),
     ];
-    return events.sort((a, b) => a.at.getTime() - b.at.getTime() || order[a.entity] - order[b.entity] || a.id - b.id);
+    return unixTimes(events.sort((a, b) => a.at.getTime() - b.at.getTime() || order[a.entity] - order[b.entity] || a.id - b.id));
   }),
 
   /** Fix currency and network of a NEW payment (what the checkout does for the customer). */
   chooseCurrency: adminProcedure
-    .input(z.object({ paymentId: z.guid(), depositCurrency: z.string().max(10), network: z.string().max(10) }))
+    .input(z.strictObject({ paymentId: z.guid(), depositCurrency: z.string().max(10), network: z.string().max(10) }))
     .mutation(async ({ ctx, input }) => {
       const row = await chooseCurrency(ctx.deps, input.paymentId, input);
       return paymentRecord(ctx.deps.database.db, row, ctx.deps.config.publicUrl);
@@ -117,5 +119,8 @@ const pick = (e: { id: number; fromStatus: string | null; toStatus: string; reas
 });
 
 export const balanceRouter = router({
-  get: operatorProcedure.input(z.object({ businessId: z.guid() })).query(({ ctx, input }) => getBalances(ctx.deps.database.db, input.businessId)),
+  /** The same answer as GET /v1/balances for that business. */
+  get: operatorProcedure.input(z.strictObject({ businessId: z.guid() })).query(async ({ ctx, input }) =>
+    getBusinessBalances(ctx.deps.database.db, await getBusiness(ctx.deps.database.db, input.businessId)),
+  ),
 });
