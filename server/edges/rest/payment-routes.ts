@@ -31,7 +31,7 @@ export function paymentRoutes(deps: Deps): AnyRoute[] {
       tag: 'Payments',
       summary: 'Request a crypto payment',
       description:
-        'Spec §4.1. Give the amount in fiat (`displayCurrency` + `displayAmount`: the customer picks currency and network in the checkout) ' +
+        'Give the amount in fiat (`displayCurrency` + `displayAmount`: the customer picks currency and network in the checkout) ' +
         'or in crypto (`depositCurrency` + `depositAmount` + `network`). Repeating the same body with the same `clientPaymentId` returns ' +
         'the original payment (200); a different body is 409 IDEMPOTENCY_CONFLICT. Unknown fields are refused (400, one entry per field).',
       auth: 'CREATE_PAYMENT',
@@ -50,7 +50,7 @@ export function paymentRoutes(deps: Deps): AnyRoute[] {
       operationId: 'get-payment',
       tag: 'Payments',
       summary: 'Get a payment record',
-      description: 'The payment record of spec §2.4 with its deposits and their refunds.',
+      description: 'The payment record with its deposits and their refunds.',
       auth: 'READ_PAYMENT',
       params: PaymentIdParamsSchema,
       response: PaymentRecordSchema,

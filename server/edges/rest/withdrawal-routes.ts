@@ -46,7 +46,7 @@ export function withdrawalRoutes(deps: Deps): AnyRoute[] {
       tag: 'Withdrawals',
       summary: 'Request a withdrawal',
       description:
-        'CONTRACT §6. Give exactly one of `amount` (in `withdrawCurrency`) or `displayAmount` (in `displayCurrency`). The settlement ' +
+        'Give exactly one of `amount` (in `withdrawCurrency`) or `displayAmount` (in `displayCurrency`). The settlement ' +
         'balance is debited immediately, moving from `available` to `pending` in GET /v1/balances, and is credited back if the withdrawal ' +
         'ends FAILED, BLOCKED or REJECTED. The outcome is POSTed to the withdrawal callback URL (see Webhooks).',
       auth: 'CREATE_WITHDRAWAL',
