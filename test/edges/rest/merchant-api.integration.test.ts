@@ -22,14 +22,14 @@ import { startTestApp, type TestApp, type TestBusiness } from '../../helpers/app
 import { eventually, startTestWorker } from '../../helpers/worker.js';
 
 let t: TestApp;
-let worker: Runner;
+let worker: Runner | null;
 beforeAll(async () => {
-  // Deposits confirm at once; withdrawals wait for a forced outcome (broadcast far in the future).
-  t = await startTestApp({ env: { KASSA_SANDBOX_CONFIRM_DELAY_S: '0', KASSA_SANDBOX_BROADCAST_DELAY_S: '3600' } });
+  // Deposits confirm at once (the worker runs the confirmation job).
+  t = await startTestApp({ env: { KASSA_SANDBOX_CONFIRM_DELAY_S: '0' } });
   worker = await startTestWorker(t.deps);
 });
 afterAll(async () => {
-  await worker.stop();
+  await worker?.stop();
   await t.close();
 });
 
@@ -96,6 +96,9 @@ describe('GET /v1/balances equals the ledger', () => {
     await eventually(async () => (await t.signed('GET', `/v1/payments/${paymentId}`, undefined, shop)).json().status === 'DEPOSITED', 10_000, 'DEPOSITED');
     // 0.01 BTC × 60000 EUR = 600.00, minus the 1 % service fee: 594.00 credited.
     await expectEqualsLedger({ available: '594.00', pending: '0.00' });
+    // From here withdrawals stay in flight until their outcome is forced: no worker to broadcast them.
+    await worker!.stop();
+    worker = null;
 
     // 0.001 BTC + 0.00002 fee = 0.00102 × 60000 = 61.20 EUR moves from available to pending.
     const first = await withdraw(`w-${randomUUID()}`);
