@@ -14,7 +14,7 @@ import {
   CRYPTO_CURRENCIES, CRYPTO_DECIMALS, CurrencyMetadataSchema, DEPOSIT_NETWORKS, FIAT_CURRENCIES, FIAT_DECIMALS, RatesQuerySchema,
   RatesResponseSchema, WITHDRAWAL_NETWORKS, depositMinimum, formatAnyAmount, isCrypto, isFiat, type Network, type PricedCurrency,
 } from '../../modules/money/index.js';
-import { defineRoute, type AnyRoute } from './route.js';
+import { SHARED_ERRORS, defineRoute, type AnyRoute } from './route.js';
 
 /** Pure: the currency metadata document (the catalog's pairs and limits). */
 export function currencyMetadata() {
@@ -71,7 +71,7 @@ export function metadataRoutes(deps: Deps): AnyRoute[] {
       auth: 'ANY_KEY',
       query: RatesQuerySchema,
       response: RatesResponseSchema,
-      errors: [{ status: 503, code: 'RATES_UNAVAILABLE', when: 'no quorum of fresh market rates (Retry-After)' }],
+      errors: [SHARED_ERRORS.ratesUnavailable],
       handler: async ({ query }) => {
         const { from, to } = query;
         const known = (c: string) => isFiat(c) || isCrypto(c);

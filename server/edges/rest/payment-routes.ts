@@ -7,19 +7,19 @@ import {
   CreatedPaymentResponseSchema, CreatePaymentSchema, ListPaymentsQuerySchema, PaymentListSchema, PaymentRecordSchema,
   createPayment, getPayment, listPayments,
 } from '../../modules/payments/index.js';
-import { defineRoute, type AnyRoute, type ErrorCase } from './route.js';
+import { SHARED_ERRORS, defineRoute, type AnyRoute, type ErrorCase } from './route.js';
 import { EXAMPLE_PAYMENT_ID, examplePayment, examplePaymentRequest } from './examples.js';
 
 export const PaymentIdParamsSchema = z.strictObject({ paymentId: z.string().describe('The paymentId (UUID) of the payment record') });
 
 /** Refusals of a payment creation besides authentication and shape. */
 const CREATE_ERRORS: readonly ErrorCase[] = [
-  { status: 403, code: 'FORBIDDEN_BUSINESS', when: 'businessId is not the API key’s business' },
-  { status: 409, code: 'IDEMPOTENCY_CONFLICT', when: 'clientPaymentId was already used with a different body' },
+  SHARED_ERRORS.forbiddenBusiness,
+  SHARED_ERRORS.idempotency('clientPaymentId'),
   { status: 422, code: 'NETWORK_NOT_ALLOWED', when: 'the business does not accept this currency on this network' },
-  { status: 422, code: 'NETWORK_NOT_ENABLED', when: 'live mode: the network has no node configured' },
+  SHARED_ERRORS.networkNotEnabled,
   { status: 422, code: 'AMOUNT_BELOW_MINIMUM', when: 'depositAmount is below minAmount of the pair (GET /v1/currencies)' },
-  { status: 503, code: 'RATES_UNAVAILABLE', when: 'no quorum of fresh market rates (Retry-After)' },
+  SHARED_ERRORS.ratesUnavailable,
 ];
 
 export function paymentRoutes(deps: Deps): AnyRoute[] {

@@ -8,7 +8,7 @@ import {
 } from '../../modules/withdrawals/index.js';
 // The sandbox's forced outcome broadcasts like the job does: the one edge allowed a *.job.ts (.dependency-cruiser.cjs).
 import { forceOutcome } from '../../modules/withdrawals/withdrawal-broadcast.job.js';
-import { defineRoute, type AnyRoute, type ErrorCase } from './route.js';
+import { SHARED_ERRORS, defineRoute, type AnyRoute, type ErrorCase } from './route.js';
 import { exampleBalances, exampleWithdrawal, exampleWithdrawalRequest } from './examples.js';
 
 const WithdrawalIdParamsSchema = z.strictObject({ withdrawalId: z.string().describe('The withdrawalId (UUID)') });
@@ -17,25 +17,25 @@ const WhitelistIdParamsSchema = z.strictObject({ id: z.string().describe('The id
 const DESTINATION_ERRORS: readonly ErrorCase[] = [
   { status: 422, code: 'CURRENCY_NOT_SUPPORTED', when: 'the currency is not a payout currency' },
   { status: 422, code: 'NETWORK_NOT_SUPPORTED', when: 'the currency is not withdrawn on this network (MAIN is no longer valid)' },
-  { status: 422, code: 'NETWORK_NOT_ENABLED', when: 'live mode: the network has no node configured' },
+  SHARED_ERRORS.networkNotEnabled,
   { status: 422, code: 'INVALID_ADDRESS', when: 'the address is not valid for the network' },
   { status: 422, code: 'INVALID_DESTINATION_TAG', when: 'the destination tag or memo is not valid for the network' },
 ];
 
 const WITHDRAWAL_ERRORS: readonly ErrorCase[] = [
-  { status: 403, code: 'FORBIDDEN_BUSINESS', when: 'businessId is not the API key’s business' },
-  { status: 409, code: 'IDEMPOTENCY_CONFLICT', when: 'clientWithdrawalId was already used with a different body' },
+  SHARED_ERRORS.forbiddenBusiness,
+  SHARED_ERRORS.idempotency('clientWithdrawalId'),
   ...DESTINATION_ERRORS,
   { status: 422, code: 'AMOUNT_BELOW_MINIMUM', when: 'below minWithdrawalAmount of the pair (GET /v1/currencies)' },
   { status: 422, code: 'AMOUNT_ABOVE_MAXIMUM', when: 'above maxAmount of the pair (GET /v1/currencies)' },
   { status: 422, code: 'INSUFFICIENT_BALANCE', when: 'available in the settlement currency does not cover it (GET /v1/balances)' },
   { status: 422, code: 'ADDRESS_NOT_WHITELISTED', when: 'the business requires whitelisted addresses and this one is not' },
   { status: 422, code: 'ADDRESS_SANCTIONED', when: 'the destination is on a sanctions list' },
-  { status: 503, code: 'RATES_UNAVAILABLE', when: 'no quorum of fresh market rates (Retry-After)' },
+  SHARED_ERRORS.ratesUnavailable,
   { status: 503, code: 'SCREENING_UNAVAILABLE', when: 'a screening source cannot answer (Retry-After); nothing was created' },
 ];
 
-const NOT_FOUND: ErrorCase = { status: 404, code: 'NOT_FOUND', when: 'no such record for this business' };
+const NOT_FOUND = SHARED_ERRORS.notFound;
 
 export function withdrawalRoutes(deps: Deps): AnyRoute[] {
   const routes: AnyRoute[] = [
