@@ -116,7 +116,7 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonl
           // No query parameter is known here, so every one given is unknown (CONTRACT §3).
           parseInput(z.strictObject({}), request.query, 'query');
         }
-        const body = route.body ? parseInput(route.body, request.body, `${route.summary.toLowerCase()} body`) : undefined;
+        const body = route.body ? parseInput(route.body, request.body, 'request body') : undefined;
         const result = await route.handler({ params, query, body, caller: request.caller!, request, reply });
         if (options.checkResponses && reply.statusCode === 200) {
           const wire = typeof result === 'string' ? result : JSON.parse(JSON.stringify(result));

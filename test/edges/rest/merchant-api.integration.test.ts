@@ -14,7 +14,7 @@ import { sumEntries } from '../../../server/modules/ledger/index.js';
 import { Dec, DEPOSIT_MIN_AMOUNTS } from '../../../server/modules/money/index.js';
 import { BalancesResponseSchema } from '../../../server/modules/withdrawals/index.js';
 import { authorizationHeader, sign } from '../../../server/edges/rest/signature.rules.js';
-import { createOperator } from '../../../server/modules/businesses/business.service.js';
+import { createApiKey, createOperator } from '../../../server/modules/businesses/business.service.js';
 import { createCallerFactory } from '../../../server/edges/trpc/init.js';
 import { createContextInner } from '../../../server/edges/trpc/context.js';
 import { appRouter } from '../../../server/edges/trpc/app-router.js';
@@ -115,9 +115,7 @@ describe('GET /v1/balances equals the ledger', () => {
   });
 
   it('needs READ_WITHDRAWAL', async () => {
-    const key = await import('../../../server/modules/businesses/business.service.js').then((m) =>
-      m.createApiKey(t.db.db, t.deps.masterKey, shop.businessId, ['CREATE_PAYMENT']),
-    );
+    const key = await createApiKey(t.db.db, t.deps.masterKey, shop.businessId, ['CREATE_PAYMENT']);
     expectProblem(await t.signed('GET', '/v1/balances', undefined, key), 403, 'FORBIDDEN_SCOPE');
   });
 
@@ -201,7 +199,7 @@ describe('minimum amounts (CONTRACT §4 minAmount, 422 AMOUNT_BELOW_MINIMUM)', (
   });
 
   it('a fiat payment: choosing a currency whose amount due is below its minimum is 422; a cheaper network is fine', async () => {
-    // 2.00 EUR = 2.00 USDT at the 0.92 EUR peg… below the 10 USDT minimum on ETH, above 1 on BSC.
+    // 2.00 EUR is about 2.2 USDT: below the 10 USDT minimum on ETH, above the 1 USDT minimum on BSC.
     const created = await t.signed('POST', '/v1/payments', { clientPaymentId: `f-${randomUUID()}`, businessId: t.business.businessId, locale: 'en', displayCurrency: 'EUR', displayAmount: '2.00' });
     const paymentId = created.json().paymentInfo.paymentId as string;
     const op = await createOperator(t.db.db, `op-${randomUUID()}`, 'admin');
