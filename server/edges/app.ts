@@ -7,18 +7,21 @@ import helmet from '@fastify/helmet';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import { checkoutRoutes } from './checkout/checkout-page.js';
 import type { Deps } from '../deps.js';
 import { createLogger } from '../platform/logger.js';
-import { registerMetrics } from './rest/metrics.js';
+import { metricsRoute, registerMetrics } from './rest/metrics.js';
 import { registerChainMetrics } from './rest/chain-metrics.js';
-import { openApiDocument, renderDocs } from './rest/openapi.js';
+import { openApiDocument } from './rest/openapi.js';
 import { frameworkErrors, problem, registerProblemHandlers, sendProblem } from './rest/problem.js';
 import { paymentRoutes } from './rest/payment-routes.js';
 import { testHelperRoutes } from './rest/test-helper-routes.js';
 import { withdrawalRoutes } from './rest/withdrawal-routes.js';
 import { metadataRoutes } from './rest/metadata-routes.js';
+import { registerDocsAssets } from './rest/docs.js';
+import { registerRoutes, type AnyRoute } from './rest/route.js';
+import { systemRoutes } from './rest/system-routes.js';
+import type { Registry } from 'prom-client';
 import { appRouter, type AppRouter } from './trpc/app-router.js';
 import { checkoutContextFactory, contextFactory } from './trpc/context.js';
 import cors from '@fastify/cors';
@@ -42,11 +45,36 @@ function jsonOnly(scope: FastifyInstance): void {
   });
 }
 
-export type ServerOptions = { deps: Deps; logger?: boolean | { stream: NodeJS.WritableStream } };
+export type ServerOptions = {
+  deps: Deps;
+  logger?: boolean | { stream: NodeJS.WritableStream };
+  /** Check every 200 answer of the REST route table against its response schema (tests turn this on). */
+  checkResponses?: boolean;
+};
 
-export type KassaServer = { app: FastifyInstance; start: () => Promise<string>; stop: () => Promise<void> };
+export type KassaServer = {
+  app: FastifyInstance;
+  /** The REST route table: what is served and what /openapi.json documents. */
+  routes: readonly AnyRoute[];
+  /** The /metrics registry: the composition root may register more gauges (e.g. per-network chain state). */
+  metrics: Registry;
+  start: () => Promise<string>;
+  stop: () => Promise<void>;
+};
 
-export async function createServer({ deps, logger }: ServerOptions): Promise<KassaServer> {
+/** Every REST operation, in the order /docs lists them. */
+export function restRoutes(deps: Deps, metrics: Registry, openApi: () => Record<string, unknown>): AnyRoute[] {
+  return [
+    ...paymentRoutes(deps),
+    ...withdrawalRoutes(deps),
+    ...metadataRoutes(deps),
+    ...testHelperRoutes(deps),
+    ...systemRoutes(deps, openApi),
+    metricsRoute(metrics, deps.config.metricsToken),
+  ];
+}
+
+export async function createServer({ deps, logger, checkResponses = false }: ServerOptions): Promise<KassaServer> {
   const app = Fastify({
     bodyLimit: BODY_LIMIT,
     genReqId: () => randomUUID(),
@@ -73,38 +101,14 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
 
   await app.register(helmet, { global: true });
   registerProblemHandlers(app);
-  const registry = registerMetrics(app);
-  if (deps.chainHealth) registerChainMetrics(registry, deps.chainHealth);
+  const metrics = registerMetrics(app, deps);
+  if (deps.chainHealth) registerChainMetrics(metrics, deps.chainHealth);
 
-  app.get('/health', async () => ({ status: 'ok' }));
-  app.get('/ready', async (_request, reply) => {
-    try {
-      await deps.database.db.execute(sql`select 1`);
-    } catch {
-      return sendProblem(reply, problem(503, 'NOT_READY', 'The database is unreachable.'), { 'retry-after': '5' });
-    }
-    // Live mode: a missing sanctions list is shown (deposits wait in review meanwhile), not fatal.
-    const sanctions = deps.live ? await deps.live.sanctions() : 'sandbox';
-    if (!deps.chainHealth) return { status: 'ready', database: 'up', sanctions };
-    // Live: every configured node must answer; a deposit is not lost meanwhile, only delayed.
-    const health = await deps.chainHealth();
-    const networks = Object.fromEntries(
-      Object.entries(health).map(([network, h]) => [network, { height: h.height, tip: h.tip, lag: h.lag, ok: h.ok, ...(h.error ? { error: h.error } : {}) }]),
-    );
-    const ready = Object.values(health).every((h) => h.ok);
-    if (!ready) reply.code(503).header('retry-after', '5');
-    return { status: ready ? 'ready' : 'not_ready', database: 'up', sanctions, networks };
-  });
-
-  const doc = openApiDocument(deps.config.publicUrl);
-  const docsHtml = renderDocs(doc);
-  app.get('/openapi.json', async () => doc);
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(docsHtml));
-
-  paymentRoutes(app, deps);
-  testHelperRoutes(app, deps);
-  withdrawalRoutes(app, deps);
-  metadataRoutes(app, deps);
+  let doc: Record<string, unknown> | undefined;
+  const routes = restRoutes(deps, metrics, () => doc!);
+  doc = openApiDocument(deps.config.publicUrl, routes);
+  registerRoutes(app, deps, routes, { checkResponses });
+  registerDocsAssets(app);
   checkoutRoutes(app, deps);
 
   await app.register(async (scope) => {
@@ -143,6 +147,8 @@ export async function createServer({ deps, logger }: ServerOptions): Promise<Kas
 
   return {
     app,
+    routes,
+    metrics,
     start: async () => app.listen({ port: deps.config.port, host: deps.config.host }),
     stop: () => app.close(),
   };

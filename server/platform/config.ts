@@ -30,6 +30,7 @@ const EnvSchema = z.object({
   KASSA_SANDBOX_CONFIRM_DELAY_S: z.coerce.number().min(0).default(3),
   KASSA_DATA_DIR: z.string().min(1).default('.kassa'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  KASSA_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
 });
 
 export type Config = {
@@ -48,6 +49,8 @@ export type Config = {
   sandboxConfirmDelayS: number;
   dataDir: string;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Bearer token for GET /metrics; unset: /metrics answers loopback clients only. */
+  metricsToken: string | undefined;
 };
 
 export class ConfigError extends Error {
@@ -85,5 +88,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sandboxConfirmDelayS: e.KASSA_SANDBOX_CONFIRM_DELAY_S,
     dataDir: e.KASSA_DATA_DIR,
     logLevel: e.LOG_LEVEL,
+    metricsToken: e.KASSA_METRICS_TOKEN,
   };
 }

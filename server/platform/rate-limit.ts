@@ -8,10 +8,18 @@ import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { KassaError } from './errors.js';
 
 export class RateLimitedError extends KassaError {
-  constructor(retryAfterS: number) {
-    super(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfterS} s.`, [], { 'retry-after': String(retryAfterS) });
+  constructor(retryAfterS: number, why = 'Too many requests') {
+    super(429, 'RATE_LIMITED', `${why}; retry in ${retryAfterS} s.`, [], { 'retry-after': String(retryAfterS) });
   }
 }
+
+/**
+ * The lockout after failed authentications (documented in the README and
+ * /docs): per API key and per client address, failures counted over a
+ * window; at the limit every request of that key or address is 429 with
+ * Retry-After until the lock ends. Successes are not counted.
+ */
+export const AUTH_LOCKOUT = { perKey: 20, perAddress: 60, windowS: 60, lockS: 60 } as const;
 
 export class RateLimits {
   /** A checkout's own token: one customer's page, reconnecting and polling at most this often. */
@@ -20,17 +28,26 @@ export class RateLimits {
   readonly checkoutIp = new RateLimiterMemory({ points: 600, duration: 60 });
 
   /** Failed authentications per API key: a brute force on one key stops after 20 a minute. */
-  readonly authFailuresKey = new RateLimiterMemory({ points: 20, duration: 60, blockDuration: 60 });
+  readonly authFailuresKey = new RateLimiterMemory({ points: AUTH_LOCKOUT.perKey, duration: AUTH_LOCKOUT.windowS, blockDuration: AUTH_LOCKOUT.lockS });
   /** Failed authentications per client address, across keys. */
-  readonly authFailuresIp = new RateLimiterMemory({ points: 60, duration: 60, blockDuration: 60 });
+  readonly authFailuresIp = new RateLimiterMemory({ points: AUTH_LOCKOUT.perAddress, duration: AUTH_LOCKOUT.windowS, blockDuration: AUTH_LOCKOUT.lockS });
 
   /** Refuse (429) a client whose failures are over the limit, before even checking its signature. */
   async assertNotBlocked(ip: string, apiKey: string | null): Promise<void> {
-    const checks: [RateLimiterMemory, string | null][] = [[this.authFailuresIp, ip], [this.authFailuresKey, apiKey]];
-    for (const [limiter, key] of checks) {
+    const checks: [RateLimiterMemory, string | null, string][] = [
+      [this.authFailuresIp, ip, `${AUTH_LOCKOUT.perAddress} failed authentications from this address`],
+      [this.authFailuresKey, apiKey, `${AUTH_LOCKOUT.perKey} failed authentications for this API key`],
+    ];
+    for (const [limiter, key, what] of checks) {
       if (!key) continue;
       const state = await limiter.get(key);
-      if (state && state.remainingPoints <= 0) throw new RateLimitedError(Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
+      if (state && state.remainingPoints <= 0) {
+        // Says which limit, never whether the key exists or the last guess was right.
+        throw new RateLimitedError(
+          Math.max(1, Math.ceil(state.msBeforeNext / 1000)),
+          `Locked out: ${what} within ${AUTH_LOCKOUT.windowS} s lock it for ${AUTH_LOCKOUT.lockS} s (correctly signed requests too)`,
+        );
+      }
     }
   }
 

@@ -2,11 +2,19 @@
 import type { z } from 'zod';
 import { validationFailed, type FieldError } from './errors.js';
 
+const fieldOf = (path: readonly PropertyKey[]) => (path.length ? path.map(String).join('.') : '(body)');
+
+/**
+ * One entry per field. A strict object's unknown keys come as one issue
+ * listing them all: split it into one entry per key, `field` = the key's own
+ * path, so a typo such as `displayAmmount` is named, not summarised.
+ */
 export function fieldErrors(error: z.ZodError): FieldError[] {
-  return error.issues.map((issue) => ({
-    field: issue.path.length ? issue.path.map(String).join('.') : '(body)',
-    message: issue.code === 'unrecognized_keys' ? issue.message : issue.message.replace(/^Invalid input: /, ''),
-  }));
+  return error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ field: fieldOf([...issue.path, key]), message: 'unknown field: not part of this request; check its spelling' }))
+      : [{ field: fieldOf(issue.path), message: issue.message.replace(/^Invalid input: /, '') }],
+  );
 }
 
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what = 'request'): z.infer<S> {

@@ -68,7 +68,8 @@ export async function startTestApp(
   const deps = options.deps
     ? await options.deps(config, db, clock.now)
     : buildDeps(config, db, parseMasterKey(TEST_MASTER_KEY), clock.now, undefined, testEnv(options.env), options.live ?? null);
-  const server = await createServer({ deps, logger: false });
+  // Every 200 answer of the REST route table is checked against its response schema in tests.
+  const server = await createServer({ deps, logger: false, checkResponses: true });
   await server.app.ready();
   const addBusiness = async (settings: BusinessSettings & { name?: string } = {}): Promise<TestBusiness> => {
     const created = await createBusiness(db.db, deps.masterKey, { name: 'Test shop', ...settings });

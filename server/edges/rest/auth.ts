@@ -13,7 +13,7 @@ import type { Deps } from '../../deps.js';
 import { forbidden, KassaError, unauthorized } from '../../platform/errors.js';
 import type { Scope } from '../../modules/money/index.js';
 import { decryptSecret, safeEqual } from '../../platform/secrets.js';
-import { MAX_CLOCK_SKEW_S, parseAuthorization, sign } from './signature.rules.js';
+import { MAX_CLOCK_SKEW_S, diagnoseAuthorization, parseAuthorization, sign, signedStringShape } from './signature.rules.js';
 
 /** The verified caller, with its business as read in the same query (the request's view of its settings). */
 export type ApiCaller = { apiKeyId: string; apiKey: string; businessId: string; scopes: readonly string[]; business: Business };
@@ -49,15 +49,25 @@ const keyQuery = preparedPerPool((db) =>
 );
 
 async function verify(deps: Deps, request: FastifyRequest, parsed: ReturnType<typeof parseAuthorization>): Promise<ApiCaller> {
-  if (!parsed) {
-    throw unauthorized('Missing or malformed Authorization header; expected KASSA-API api-key=…,signature=…,timestamp=….');
+  if (!parsed) throw unauthorized(diagnoseAuthorization(request.headers.authorization));
+  const serverNow = Math.floor(deps.now().getTime() / 1000);
+  const skew = Math.abs(serverNow - parsed.timestamp);
+  if (skew > MAX_CLOCK_SKEW_S) {
+    throw unauthorized(
+      `timestamp=${parsed.timestamp} is ${skew} s away from the server clock (${serverNow}); at most ${MAX_CLOCK_SKEW_S} s is accepted. ` +
+        'Send the current UNIX time in seconds and keep the clock synchronised (NTP).',
+    );
   }
-  const skew = Math.abs(Math.floor(deps.now().getTime() / 1000) - parsed.timestamp);
-  if (skew > MAX_CLOCK_SKEW_S) throw unauthorized(`The timestamp is more than ${MAX_CLOCK_SKEW_S} s away from the server clock.`);
   // Read on every request, never cached: a revoked key is refused from the moment the revocation commits.
   const [found] = await keyQuery(deps.database.db).execute({ key: parsed.apiKey });
   // The same answer for unknown and revoked keys and bad signatures: no oracle for key existence.
-  const invalid = () => unauthorized('Invalid API key or signature.');
+  // It shows the string the server verified (from the request's own parts), never the secret or the expected signature.
+  const invalid = () =>
+    unauthorized(
+      'Invalid API key or signature. The signature must be the lowercase hex HMAC-SHA256, keyed with the API secret, of the UTF-8 string ' +
+        `${signedStringShape(String(parsed.timestamp), request.method, request.url, request.rawBody ?? '')} ` +
+        '(timestamp, method, path with query string and raw body, joined by \\n).',
+    );
   if (!found || found.key.revokedAt) throw invalid();
   const { key, business } = found;
   const expected = sign(decryptSecret(deps.masterKey, key.secretEnc), String(parsed.timestamp), request.method, request.url, request.rawBody ?? '');

@@ -1,19 +1,52 @@
-/** Prometheus metrics at GET /metrics: request counts and latencies by route, plus process metrics. */
+/**
+ * Prometheus metrics at GET /metrics (CONTRACT §4, §9). Two kinds:
+ *
+ * - this process's own: HTTP requests and latency by route, Node process metrics;
+ * - the installation's, read from PostgreSQL at scrape time (gauges with a
+ *   `collect` callback): payments created and finished, deposits credited,
+ *   callbacks by outcome, the job queue's depth and age. Read from the
+ *   database, they are the same whichever web process is scraped, and true
+ *   across web and worker processes (a counter in memory would only count
+ *   what this process saw).
+ *
+ * Access: with KASSA_METRICS_TOKEN set, `Authorization: Bearer <token>` is
+ * required (401 otherwise); without it only loopback clients are answered
+ * (403 otherwise), so an unconfigured server never shows its numbers to the
+ * network. `registerMetrics` returns the Registry so that the composition
+ * root can add more gauges (e.g. per-network chain heights).
+ */
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Deps } from '../../deps.js';
+import { z } from 'zod';
+import { KassaError } from '../../platform/errors.js';
+import { safeEqual } from '../../platform/secrets.js';
+import { defineRoute, type AnyRoute } from './route.js';
 
-export function registerMetrics(app: FastifyInstance): Registry {
+/** Payment statuses after which nothing more is expected (CONTRACT §5). */
+const OPEN_PAYMENT_STATUSES = ['NEW', 'PENDING', 'AWAITING'];
+
+/** Delivery status → the outcome label: DELIVERED, PENDING (retrying), EXPIRED (failed: the retry window passed). */
+const CALLBACK_OUTCOMES: Record<string, string> = { DELIVERED: 'delivered', PENDING: 'pending', EXPIRED: 'failed' };
+
+export function isLoopback(ip: string): boolean {
+  return ip === '::1' || /^127\./.test(ip) || /^::ffff:127\./i.test(ip);
+}
+
+type Row = Record<string, string | number | null>;
+
+export function registerMetrics(app: FastifyInstance, deps: Deps): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'kassa_' });
   const requests = new Counter({
     name: 'kassa_http_requests_total',
-    help: 'HTTP requests by method, route and status code',
+    help: 'HTTP requests answered by this process, by method, route pattern and status code',
     labelNames: ['method', 'route', 'status'] as const,
     registers: [registry],
   });
   const latency = new Histogram({
     name: 'kassa_http_request_duration_seconds',
-    help: 'HTTP request latency by method and route',
+    help: 'HTTP request latency in this process by method and route pattern',
     labelNames: ['method', 'route'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
@@ -24,9 +57,114 @@ export function registerMetrics(app: FastifyInstance): Registry {
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
-  app.get('/metrics', async (_request, reply) => {
-    reply.type(registry.contentType);
-    return registry.metrics();
-  });
+
+  const sql = deps.database.sql;
+  /** A gauge set from one query at scrape time; a failed query leaves it empty rather than failing the scrape. */
+  const fromDatabase = <L extends string>(name: string, help: string, labelNames: readonly L[], query: () => Promise<readonly Row[]>) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        try {
+          for (const row of await query()) {
+            const labels = Object.fromEntries(labelNames.map((l) => [l, String(row[l] ?? '')])) as Record<L, string>;
+            this.set(labels, Number(row.value));
+          }
+        } catch (error) {
+          app.log.warn({ err: error, metric: name }, 'metric query failed');
+        }
+      },
+    });
+
+  fromDatabase(
+    'kassa_payments_created',
+    'Payments ever created, by currency (the crypto currency once chosen, else the display currency)',
+    ['currency'],
+    () => sql`select coalesce(deposit_currency, display_currency) as currency, count(*)::int as value from payments group by 1`,
+  );
+  fromDatabase(
+    'kassa_payments_finished',
+    'Payments in a final status (DEPOSITED, OVERPAID, EXPIRED, BLOCKED, UNPROCESSABLE, FAILED), by status and currency',
+    ['status', 'currency'],
+    () => sql`select status, coalesce(deposit_currency, display_currency) as currency, count(*)::int as value
+              from payments where status <> all(${OPEN_PAYMENT_STATUSES}) group by 1, 2`,
+  );
+  fromDatabase(
+    'kassa_deposits_credited',
+    'Deposits credited to a merchant balance, by currency and network',
+    ['currency', 'network'],
+    () => sql`select deposit_currency as currency, network, count(*)::int as value from deposits where credited group by 1, 2`,
+  );
+  fromDatabase(
+    'kassa_callbacks',
+    'Callback deliveries by kind and outcome: delivered, pending (still retrying) or failed (retry window passed)',
+    ['kind', 'outcome'],
+    async () =>
+      (await sql<Row[]>`select kind, status, count(*)::int as value from callback_deliveries group by 1, 2`).map((r) => ({
+        ...r,
+        outcome: CALLBACK_OUTCOMES[String(r.status)] ?? String(r.status).toLowerCase(),
+      })),
+  );
+  fromDatabase(
+    'kassa_jobs_waiting',
+    'Jobs due and not yet taken by a worker, by task (graphile-worker queue depth)',
+    ['task'],
+    () => sql`select task_identifier as task, count(*)::int as value from graphile_worker.jobs
+              where locked_at is null and run_at <= now() and attempts < max_attempts group by 1`,
+  );
+  fromDatabase(
+    'kassa_jobs_oldest_waiting_seconds',
+    'Age of the oldest job due and not yet taken, by task: how far behind the workers are',
+    ['task'],
+    () => sql`select task_identifier as task, extract(epoch from now() - min(run_at))::float8 as value from graphile_worker.jobs
+              where locked_at is null and run_at <= now() and attempts < max_attempts group by 1`,
+  );
+  fromDatabase(
+    'kassa_jobs_failed',
+    'Jobs that used all their attempts, by task (they stay in the queue for an operator)',
+    ['task'],
+    () => sql`select task_identifier as task, count(*)::int as value from graphile_worker.jobs where attempts >= max_attempts group by 1`,
+  );
+
   return registry;
+}
+
+/** GET /metrics as a route-table entry: token or loopback, then the registry's text. */
+export function metricsRoute(registry: Registry, token: string | undefined): AnyRoute {
+  return defineRoute({
+    method: 'GET',
+    path: '/metrics',
+    operationId: 'metrics',
+    tag: 'Operations',
+    summary: 'Prometheus metrics',
+    description:
+      'Prometheus text format. With `KASSA_METRICS_TOKEN` set: send `Authorization: Bearer <token>` (401 otherwise). Without it: ' +
+      'answered to loopback clients only (403 otherwise). Names start with `kassa_`: `kassa_payments_created{currency}`, ' +
+      '`kassa_payments_finished{status,currency}`, `kassa_deposits_credited{currency,network}`, `kassa_callbacks{kind,outcome}`, ' +
+      '`kassa_jobs_waiting{task}`, `kassa_jobs_oldest_waiting_seconds{task}`, `kassa_jobs_failed{task}` (read from PostgreSQL at ' +
+      'scrape time), `kassa_http_request_duration_seconds{method,route}` and `kassa_http_requests_total` (this process).',
+    auth: 'NONE',
+    response: z.string(),
+    responseType: 'text/plain; version=0.0.4',
+    errors: [
+      { status: 401, code: 'UNAUTHORIZED', when: 'KASSA_METRICS_TOKEN is set and the bearer token is missing or wrong' },
+      { status: 403, code: 'METRICS_LOOPBACK_ONLY', when: 'KASSA_METRICS_TOKEN is not set and the client is not on loopback' },
+    ],
+    handler: async ({ request, reply }) => {
+      if (token) {
+        const header = request.headers.authorization ?? '';
+        const given = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+        if (!safeEqual(given, token)) {
+          throw new KassaError(401, 'UNAUTHORIZED', 'GET /metrics needs Authorization: Bearer <KASSA_METRICS_TOKEN>.', [], { 'www-authenticate': 'Bearer' });
+        }
+      } else if (!isLoopback(request.ip)) {
+        throw new KassaError(403, 'METRICS_LOOPBACK_ONLY', 'Without KASSA_METRICS_TOKEN, /metrics answers loopback clients only; set the token to scrape it over the network.');
+      }
+      reply.type(registry.contentType);
+      return registry.metrics();
+    },
+  });
 }

@@ -1,153 +1,168 @@
 /**
- * The OpenAPI 3.1 document (GET /openapi.json), generated from the same zod
- * schemas that validate requests and describe responses, and a plain HTML
- * reference rendered from it (GET /docs) that needs no CDN.
+ * The OpenAPI 3.1 document (GET /openapi.json), written from the route table
+ * (route.ts): every operation with its parameters, body, 200 answer, every
+ * error it can answer, and both callbacks under `webhooks`. JSON Schemas
+ * come from the same zod schemas that validate requests (zod 4's
+ * `z.toJSONSchema`, draft 2020-12, which is OpenAPI 3.1's dialect).
  */
 import { z } from 'zod';
-import { CreatePaymentSchema } from '../../modules/payments/index.js';
-import { CreatedPaymentResponseSchema, PaymentListSchema, PaymentRecordSchema } from '../../modules/payments/index.js';
-import { ListPaymentsQuerySchema } from './payment-routes.js';
-import { SimulateDepositSchema } from '../../modules/deposits/index.js';
-import { RatesQuerySchema } from './metadata-routes.js';
-import { CreateWithdrawalSchema } from '../../modules/withdrawals/index.js';
-import { CreateWhitelistSchema, WithdrawalListSchema, WithdrawalRecordSchema } from '../../modules/withdrawals/index.js';
 import { PaymentCallbackSchema, WithdrawalCallbackSchema } from '../../modules/callbacks/index.js';
-import { ListWithdrawalsQuerySchema, OutcomeSchema } from './withdrawal-routes.js';
+import { API_GUIDE, WEBHOOK_NOTE } from './docs-guide.js';
+import { openApiPath, type AnyRoute, type ErrorCase } from './route.js';
 
-type Operation = {
-  method: 'get' | 'post' | 'delete';
-  path: string;
-  summary: string;
-  scope?: string;
-  request?: z.ZodType;
-  query?: z.ZodObject;
-  response?: z.ZodType;
-  pathParams?: string[];
-};
-
-/** Every documented operation; feature issues add theirs here. */
-export const OPERATIONS: Operation[] = [
-  { method: 'post', path: '/v1/payments', summary: 'Request crypto payment (spec §4.1)', scope: 'CREATE_PAYMENT', request: CreatePaymentSchema, response: CreatedPaymentResponseSchema },
-  { method: 'get', path: '/v1/payments/{paymentId}', summary: 'Get a payment record', scope: 'READ_PAYMENT', pathParams: ['paymentId'], response: PaymentRecordSchema },
-  { method: 'get', path: '/v1/payments', summary: 'List payments, newest first', scope: 'READ_PAYMENT', query: ListPaymentsQuerySchema, response: PaymentListSchema },
-  { method: 'post', path: '/v1/withdrawals', summary: 'Request a withdrawal (CONTRACT §6)', scope: 'CREATE_WITHDRAWAL', request: CreateWithdrawalSchema, response: WithdrawalRecordSchema },
-  { method: 'get', path: '/v1/withdrawals/{withdrawalId}', summary: 'Get a withdrawal', scope: 'READ_WITHDRAWAL', pathParams: ['withdrawalId'], response: WithdrawalRecordSchema },
-  { method: 'get', path: '/v1/withdrawals', summary: 'Business withdrawals, newest first', scope: 'READ_WITHDRAWAL', query: ListWithdrawalsQuerySchema, response: WithdrawalListSchema },
-  { method: 'post', path: '/v1/whitelisted-addresses', summary: 'Whitelist a withdrawal address (network mandatory)', scope: 'MANAGE_WHITELIST', request: CreateWhitelistSchema },
-  { method: 'get', path: '/v1/whitelisted-addresses', summary: 'List whitelisted addresses', scope: 'MANAGE_WHITELIST' },
-  { method: 'delete', path: '/v1/whitelisted-addresses/{id}', summary: 'Remove a whitelisted address', scope: 'MANAGE_WHITELIST', pathParams: ['id'] },
-  { method: 'get', path: '/v1/currencies', summary: 'Currencies, networks, decimals, deposit/withdraw flags, minAmount, maxAmount', scope: 'any' },
-  { method: 'get', path: '/v1/rates', summary: 'Exchange rates: from and to are comma-separated fiat and crypto codes', scope: 'any', query: RatesQuerySchema },
-  { method: 'get', path: '/api/v1/currency/{currency}/network/{network}/address/{address}/valid', summary: 'Validate a withdrawal address', scope: 'any', pathParams: ['currency', 'network', 'address'] },
-  { method: 'post', path: '/api/v1/addresses/validate', summary: 'Deprecated: validate an address (body {currency, network, address})', scope: 'any' },
-  { method: 'post', path: '/v1/test-helpers/payments/{paymentId}/deposits', summary: 'Sandbox: simulate a deposit', scope: 'CREATE_PAYMENT', pathParams: ['paymentId'], request: SimulateDepositSchema },
-  { method: 'post', path: '/v1/test-helpers/withdrawals/{withdrawalId}/outcome', summary: 'Sandbox: force a withdrawal outcome', scope: 'CREATE_WITHDRAWAL', pathParams: ['withdrawalId'], request: OutcomeSchema, response: WithdrawalRecordSchema },
-  { method: 'get', path: '/health', summary: 'Liveness' },
-  { method: 'get', path: '/ready', summary: 'Readiness: the database answers' },
-  { method: 'get', path: '/metrics', summary: 'Prometheus metrics' },
-];
-
-const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+export const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> => {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
   return rest;
 };
 
 const PROBLEM_SCHEMA = {
   type: 'object',
   required: ['type', 'title', 'status', 'detail', 'code', 'errors'],
+  additionalProperties: false,
   properties: {
-    type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' },
-    code: { type: 'string', description: 'Stable UPPER_SNAKE identifier' },
-    errors: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } } },
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string', description: 'What went wrong and what to do, for a human' },
+    code: { type: 'string', description: 'Stable UPPER_SNAKE identifier: branch on this' },
+    errors: {
+      type: 'array',
+      items: { type: 'object', required: ['field', 'message'], additionalProperties: false, properties: { field: { type: 'string' }, message: { type: 'string' } } },
+    },
   },
 };
 
-/** The errors every authenticated operation can answer, besides its own 400/404/409/422 (all problem+json). */
-const PROBLEM_RESPONSE = { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
-const ERRORS: Record<string, string> = {
-  400: 'Malformed request (VALIDATION_FAILED, naming each field)',
-  401: 'Missing or bad signature, unknown key',
-  403: 'Key lacks the scope, or another business',
-  404: 'Not found',
-  409: 'Conflict (idempotency, a final status, a concurrent change)',
-  422: 'A business rule refused it (its own code)',
-  429: 'Rate limited (Retry-After)',
-};
+const problemContent = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
 
-function webhook(summary: string, body: z.ZodType) {
+/** The refusals every route of its kind can answer, besides its own. */
+export function commonErrors(route: AnyRoute): ErrorCase[] {
+  const errors: ErrorCase[] = [];
+  const hasInput = Boolean(route.params || route.query || route.body) || route.method === 'GET';
+  if (hasInput) errors.push({ status: 400, code: 'VALIDATION_FAILED', when: 'a field is invalid or unknown (one errors[] entry per field)' });
+  if (route.body) {
+    errors.push(
+      { status: 400, code: 'MALFORMED_JSON', when: 'the body is not valid JSON' },
+      { status: 413, code: 'PAYLOAD_TOO_LARGE', when: 'the body is over 64 KiB' },
+      { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', when: 'the body is not application/json' },
+    );
+  }
+  if (route.auth !== 'NONE') {
+    errors.push(
+      { status: 401, code: 'UNAUTHORIZED', when: 'missing or malformed header, timestamp off by more than 300 s or in milliseconds, unknown or revoked key, wrong signature' },
+      { status: 429, code: 'RATE_LIMITED', when: 'locked out after repeated failed authentications (Retry-After)' },
+    );
+  }
+  if (route.auth !== 'NONE' && route.auth !== 'ANY_KEY') {
+    errors.push({ status: 403, code: 'FORBIDDEN_SCOPE', when: `the API key lacks the ${route.auth} scope` });
+  }
+  errors.push({ status: 500, code: 'INTERNAL_ERROR', when: 'an unexpected failure (logged; no details are sent)' });
+  errors.push({ status: 503, code: 'SERVICE_UNAVAILABLE', when: 'the database is unreachable (Retry-After)' });
+  return errors;
+}
+
+/** Every error case of a route, grouped by status: one response per status listing its codes. */
+function errorResponses(route: AnyRoute): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCase[]>();
+  for (const e of [...commonErrors(route), ...(route.errors ?? [])]) byStatus.set(e.status, [...(byStatus.get(e.status) ?? []), e]);
+  return Object.fromEntries(
+    [...byStatus.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([status, cases]) => [
+        String(status),
+        {
+          description: cases.map((c) => `\`${c.code}\`: ${c.when}`).join('; '),
+          ...(cases.some((c) => c.when.includes('Retry-After')) ? { headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } } } : {}),
+          content: problemContent,
+        },
+      ]),
+  );
+}
+
+function parameters(route: AnyRoute): unknown[] {
+  const of = (schema: z.ZodType | undefined, where: 'path' | 'query') => {
+    if (!schema) return [];
+    const js = jsonSchema(schema, 'input') as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+    return Object.entries(js.properties ?? {}).map(([name, s]) => {
+      const { description, ...rest } = s;
+      return { name, in: where, required: where === 'path' || (js.required ?? []).includes(name), ...(description ? { description } : {}), schema: rest };
+    });
+  };
+  return [...of(route.params, 'path'), ...of(route.query, 'query')];
+}
+
+function operation(route: AnyRoute): Record<string, unknown> {
+  const params = parameters(route);
+  const json = (schema: z.ZodType, io: 'input' | 'output', example: unknown) => ({
+    schema: jsonSchema(schema, io),
+    ...(example === undefined ? {} : { example }),
+  });
+  const scope = route.auth === 'NONE' ? 'No authentication.' : route.auth === 'ANY_KEY' ? 'Any valid API key.' : `Requires the ${route.auth} scope.`;
+  return {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    description: [scope, route.description].filter(Boolean).join('\n\n'),
+    ...(route.deprecated ? { deprecated: true } : {}),
+    ...(route.auth === 'NONE' ? { security: [] } : { security: [{ kassaApi: route.auth === 'ANY_KEY' ? [] : [route.auth] }] }),
+    ...(params.length ? { parameters: params } : {}),
+    ...(route.body ? { requestBody: { required: true, content: { 'application/json': json(route.body, 'input', route.example?.request) } } } : {}),
+    responses: {
+      200: {
+        description: 'OK',
+        ...(route.responseHeaders
+          ? { headers: Object.fromEntries(Object.entries(route.responseHeaders).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) }
+          : {}),
+        content: { [route.responseType ?? 'application/json']: json(route.response, 'output', route.example?.response) },
+      },
+      ...errorResponses(route),
+    },
+  };
+}
+
+function webhook(operationId: string, summary: string, body: z.ZodType) {
   return {
     post: {
+      operationId,
       summary,
+      description: WEBHOOK_NOTE,
+      parameters: [
+        { name: 'webhook-id', in: 'header', required: true, description: 'Message id, the same on every retry', schema: { type: 'string' } },
+        { name: 'webhook-timestamp', in: 'header', required: true, description: 'UNIX seconds of this attempt', schema: { type: 'string' } },
+        { name: 'webhook-signature', in: 'header', required: true, description: 'v1,<base64>, space-separated when several', schema: { type: 'string' } },
+      ],
       requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(body, 'output') } } },
       responses: { '2XX': { description: 'Delivered; anything else (or no answer in time) is retried until the retry window ends' } },
     },
   };
 }
 
-export function openApiDocument(publicUrl: string): Record<string, unknown> {
+export function openApiDocument(publicUrl: string, routes: readonly AnyRoute[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of OPERATIONS) {
-    const parameters = [
-      ...(op.pathParams ?? []).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
-      ...(op.query
-        ? Object.entries((jsonSchema(op.query, 'input').properties ?? {}) as Record<string, unknown>).map(([name, schema]) => ({ name, in: 'query', required: false, schema }))
-        : []),
-    ];
-    paths[op.path] ??= {};
-    paths[op.path]![op.method] = {
-      summary: op.summary,
-      ...(op.scope
-        ? { security: [{ kassaApi: op.scope === 'any' ? [] : [op.scope] }], description: op.scope === 'any' ? 'Any valid API key.' : `Requires scope ${op.scope}.` }
-        : {}),
-      ...(parameters.length ? { parameters } : {}),
-      ...(op.request ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.request, 'input') } } } } : {}),
-      responses: {
-        200: { description: 'OK', ...(op.response ? { content: { 'application/json': { schema: jsonSchema(op.response, 'output') } } } : {}) },
-        ...(op.scope ? Object.fromEntries(Object.entries(ERRORS).map(([code, description]) => [code, { description, ...PROBLEM_RESPONSE }])) : {}),
-        default: { description: 'Problem (RFC 9457)', ...PROBLEM_RESPONSE },
-      },
-    };
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    paths[path] ??= {};
+    paths[path]![route.method.toLowerCase()] = operation(route);
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Kassa API', version: '1.0.0', description: 'Crypto payment requests, deposits, refunds and withdrawals.' },
+    info: { title: 'Kassa API', version: '1.0.0', description: API_GUIDE },
     servers: [{ url: publicUrl }],
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
     components: {
       securitySchemes: {
         kassaApi: {
-          type: 'apiKey', in: 'header', name: 'Authorization',
-          description: 'KASSA-API api-key=<key>,signature=<hex HMAC-SHA256 of "timestamp\\nMETHOD\\npath?query\\nbody">,timestamp=<unix seconds>',
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'KASSA-API api-key=<key>,signature=<hex HMAC-SHA256 of "timestamp\\nMETHOD\\npath?query\\nbody">,timestamp=<UNIX seconds>',
         },
       },
       schemas: { Problem: PROBLEM_SCHEMA },
     },
     paths,
-    // The two callbacks Kassa POSTs, signed with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature).
     webhooks: {
-      withdrawalCallback: webhook('A withdrawal ended (COMPLETED, FAILED or BLOCKED): sent to the business withdrawalCallbackUrl.', WithdrawalCallbackSchema),
-      paymentCallback: webhook('A payment changed status: sent to the business paymentCallbackUrl.', PaymentCallbackSchema),
+      withdrawalCallback: webhook('withdrawal-callback', 'A withdrawal ended (COMPLETED, FAILED or BLOCKED): POSTed to the business’s withdrawalCallbackUrl', WithdrawalCallbackSchema),
+      paymentCallback: webhook('payment-callback', 'A payment changed status: POSTed to the business’s paymentCallbackUrl', PaymentCallbackSchema),
     },
   };
-}
-
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/** A self-contained HTML reference of the document. */
-export function renderDocs(doc: Record<string, unknown>): string {
-  const paths = doc.paths as Record<string, Record<string, { summary: string; description?: string; requestBody?: unknown; parameters?: unknown; responses: Record<string, unknown> }>>;
-  const sections = Object.entries(paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, op]) => {
-      const block = (title: string, value: unknown) =>
-        value ? `<details><summary>${title}</summary><pre>${escapeHtml(JSON.stringify(value, null, 2))}</pre></details>` : '';
-      return `<section id="${escapeHtml(method + path)}"><h2><code class="m">${method.toUpperCase()}</code> <code>${escapeHtml(path)}</code></h2>
-<p>${escapeHtml(op.summary)}${op.description ? ` — ${escapeHtml(op.description)}` : ''}</p>
-${block('Parameters', op.parameters)}${block('Request body', op.requestBody)}${block('Response 200', op.responses['200'])}</section>`;
-    }),
-  );
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Kassa API reference</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
-code.m{background:#0b5cad;color:#fff;padding:0 .4em;border-radius:4px}pre{background:#f4f4f6;padding:1rem;overflow:auto;font-size:13px}
-section{border-top:1px solid #ddd;padding-top:.5rem}</style></head><body><h1>Kassa API reference</h1>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1). Authentication: <code>${escapeHtml(String((doc.components as { securitySchemes: { kassaApi: { description: string } } }).securitySchemes.kassaApi.description))}</code>. Errors are <code>application/problem+json</code>.</p>
-${sections.join('\n')}</body></html>`;
 }

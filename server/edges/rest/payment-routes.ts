@@ -1,40 +1,78 @@
-/** REST routes of payments (CONTRACT §4): parse, call one service function, answer. */
-import type { FastifyInstance } from 'fastify';
+/** REST routes of payments (CONTRACT §4), as route-table entries: parse, call one service function, answer. */
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { notFound } from '../../platform/errors.js';
-import { requireApiKey } from './auth.js';
-import { parseInput, UUID_RE } from '../../platform/validate.js';
-import { PAYMENT_STATUSES } from '../../modules/money/index.js';
-import { CreatePaymentSchema } from '../../modules/payments/index.js';
-import { createPayment, getPayment, listPayments } from '../../modules/payments/index.js';
+import { UUID_RE } from '../../platform/validate.js';
+import {
+  CreatedPaymentResponseSchema, CreatePaymentSchema, ListPaymentsQuerySchema, PaymentListSchema, PaymentRecordSchema,
+  createPayment, getPayment, listPayments,
+} from '../../modules/payments/index.js';
+import { SHARED_ERRORS, defineRoute, type AnyRoute, type ErrorCase } from './route.js';
+import { EXAMPLE_PAYMENT_ID, examplePayment, examplePaymentRequest } from './examples.js';
 
-export const ListPaymentsQuerySchema = z.object({
-  clientPaymentId: z.string().min(1).max(255).regex(/^[^\p{Cc}]+$/u, 'must not contain control characters').optional(),
-  status: z.enum(PAYMENT_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().min(1).max(200).optional(),
-});
+export const PaymentIdParamsSchema = z.strictObject({ paymentId: z.string().describe('The paymentId (UUID) of the payment record') });
 
-export function paymentRoutes(app: FastifyInstance, deps: Deps): void {
-  app.post('/v1/payments', { preHandler: requireApiKey(deps, 'CREATE_PAYMENT') }, async (request) => {
-    const input = parseInput(CreatePaymentSchema, request.body, 'payment request');
-    const { record } = await createPayment(deps, request.caller!, input);
-    return { paymentInfo: record, paymentUrl: record.url };
-  });
+/** Refusals of a payment creation besides authentication and shape. */
+const CREATE_ERRORS: readonly ErrorCase[] = [
+  SHARED_ERRORS.forbiddenBusiness,
+  SHARED_ERRORS.idempotency('clientPaymentId'),
+  { status: 422, code: 'NETWORK_NOT_ALLOWED', when: 'the business does not accept this currency on this network' },
+  SHARED_ERRORS.networkNotEnabled,
+  { status: 422, code: 'AMOUNT_BELOW_MINIMUM', when: 'depositAmount is below minAmount of the pair (GET /v1/currencies)' },
+  SHARED_ERRORS.ratesUnavailable,
+];
 
-  app.get<{ Params: { paymentId: string } }>(
-    '/v1/payments/:paymentId',
-    { preHandler: requireApiKey(deps, 'READ_PAYMENT') },
-    async (request) => {
-      const { paymentId } = request.params;
-      if (!UUID_RE.test(paymentId)) throw notFound(`Payment ${paymentId} not found.`);
-      return getPayment(deps, request.caller!.businessId, paymentId.toLowerCase());
-    },
-  );
-
-  app.get('/v1/payments', { preHandler: requireApiKey(deps, 'READ_PAYMENT') }, async (request) => {
-    const query = parseInput(ListPaymentsQuerySchema, request.query, 'query');
-    return listPayments(deps, request.caller!.businessId, query);
-  });
+export function paymentRoutes(deps: Deps): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/v1/payments',
+      operationId: 'request-crypto-payment',
+      tag: 'Payments',
+      summary: 'Request a crypto payment',
+      description:
+        'Give the amount in fiat (`displayCurrency` + `displayAmount`: the customer picks currency and network in the checkout) ' +
+        'or in crypto (`depositCurrency` + `depositAmount` + `network`). Repeating the same body with the same `clientPaymentId` returns ' +
+        'the original payment (200); a different body is 409 IDEMPOTENCY_CONFLICT. Unknown fields are refused (400, one entry per field).',
+      auth: 'CREATE_PAYMENT',
+      body: CreatePaymentSchema,
+      response: CreatedPaymentResponseSchema,
+      errors: CREATE_ERRORS,
+      example: { request: examplePaymentRequest, response: { paymentInfo: examplePayment, paymentUrl: examplePayment.url } },
+      handler: async ({ body, caller }) => {
+        const { record } = await createPayment(deps, caller, body);
+        return { paymentInfo: record, paymentUrl: record.url };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/payments/:paymentId',
+      operationId: 'get-payment',
+      tag: 'Payments',
+      summary: 'Get a payment record',
+      description: 'The payment record with its deposits and their refunds.',
+      auth: 'READ_PAYMENT',
+      params: PaymentIdParamsSchema,
+      response: PaymentRecordSchema,
+      errors: [{ status: 404, code: 'NOT_FOUND', when: 'no payment with this id for this business; a path without an id (GET /v1/payments/) says so' }],
+      example: { response: examplePayment },
+      handler: async ({ params, caller }) => {
+        if (!UUID_RE.test(params.paymentId)) throw notFound(`No payment ${params.paymentId}: a paymentId is a UUID such as ${EXAMPLE_PAYMENT_ID}.`);
+        return getPayment(deps, caller.businessId, params.paymentId.toLowerCase());
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/v1/payments',
+      operationId: 'list-payments',
+      tag: 'Payments',
+      summary: 'List payments, newest first',
+      description: 'Keyset pages: pass `nextCursor` as `cursor` for the next page; `nextCursor` is null on the last one.',
+      auth: 'READ_PAYMENT',
+      query: ListPaymentsQuerySchema,
+      response: PaymentListSchema,
+      example: { response: { items: [examplePayment], nextCursor: null } },
+      handler: async ({ query, caller }) => listPayments(deps, caller.businessId, query),
+    }),
+  ];
 }

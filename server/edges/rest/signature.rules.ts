@@ -34,10 +34,53 @@ export type ParsedAuthorization = { apiKey: string; signature: string; timestamp
 
 const HEADER_RE = /^KASSA-API api-key=([A-Za-z0-9_-]{1,128}),signature=([0-9a-f]{64}),timestamp=([0-9]{1,12})$/;
 
-/** Parse the header; null when it is not exactly the documented form. */
+/** The header's documented form, quoted in refusals. */
+export const HEADER_FORM = `${AUTH_SCHEME} api-key=<API key>,signature=<64 lowercase hex>,timestamp=<UNIX seconds>`;
+
+/** Parse the header; null when it is not exactly the documented form (diagnoseAuthorization says why). */
 export function parseAuthorization(value: string | undefined): ParsedAuthorization | null {
   if (!value) return null;
   const m = HEADER_RE.exec(value.trim());
   if (!m) return null;
   return { apiKey: m[1]!, signature: m[2]!, timestamp: Number(m[3]) };
+}
+
+/**
+ * Why a header that parseAuthorization refused is wrong, in words a merchant
+ * can act on. Only the header's own parts are discussed; nothing about the
+ * key's existence or its secret.
+ */
+export function diagnoseAuthorization(value: string | undefined): string {
+  if (!value || !value.trim()) return `The Authorization header is missing; expected ${HEADER_FORM}.`;
+  const text = value.trim();
+  if (!text.startsWith(`${AUTH_SCHEME} `)) return `The Authorization header must start with "${AUTH_SCHEME} "; expected ${HEADER_FORM}.`;
+  const parts = new Map(
+    text.slice(AUTH_SCHEME.length + 1).split(',').map((part) => {
+      const eq = part.indexOf('=');
+      return [eq < 0 ? part.trim() : part.slice(0, eq).trim(), eq < 0 ? '' : part.slice(eq + 1).trim()] as const;
+    }),
+  );
+  for (const name of ['api-key', 'signature', 'timestamp']) {
+    if (!parts.get(name)) return `The Authorization header has no ${name}=…; expected ${HEADER_FORM}.`;
+  }
+  const timestamp = parts.get('timestamp')!;
+  if (/^[0-9]{13,16}$/.test(timestamp)) {
+    return `timestamp=${timestamp} looks like milliseconds; send UNIX seconds (${timestamp.slice(0, -3)}), e.g. Math.floor(Date.now() / 1000).`;
+  }
+  if (!/^[0-9]{1,12}$/.test(timestamp)) return `timestamp must be UNIX seconds as digits only (e.g. 1700000000), not ${JSON.stringify(timestamp.slice(0, 40))}.`;
+  if (!/^[0-9a-f]{64}$/.test(parts.get('signature')!)) {
+    return 'signature must be the HMAC-SHA256 as 64 lowercase hex characters (not base64, not upper case).';
+  }
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(parts.get('api-key')!)) return 'api-key must be the API key exactly as issued (letters, digits, - and _).';
+  return `The Authorization header must be exactly ${HEADER_FORM}, with no spaces or other parts.`;
+}
+
+/**
+ * The string the server verified, with the body replaced by its length: what
+ * a merchant compares with the string they signed. It holds only what the
+ * request itself carried, never the secret or the expected signature.
+ */
+export function signedStringShape(timestamp: string, method: string, pathWithQuery: string, rawBody: string): string {
+  const body = rawBody === '' ? '' : `<the raw body, ${Buffer.byteLength(rawBody, 'utf8')} bytes, exactly as sent>`;
+  return JSON.stringify(signaturePayload(timestamp, method, pathWithQuery, body));
 }

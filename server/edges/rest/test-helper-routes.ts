@@ -1,35 +1,47 @@
 /**
  * Sandbox-only test helpers (CONTRACT §4): simulate a deposit to a payment.
- * Registered only in sandbox, so elsewhere the route answers 404.
+ * Listed only in sandbox, so elsewhere the route answers 404.
  */
-import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { notFound } from '../../platform/errors.js';
-import { requireApiKey } from './auth.js';
-import { parseInput, UUID_RE } from '../../platform/validate.js';
+import { UUID_RE } from '../../platform/validate.js';
 import { getPayment, loadPayment } from '../../modules/payments/index.js';
-import { SimulateDepositSchema } from '../../modules/deposits/index.js';
+import { SimulateDepositSchema, SimulatedDepositResponseSchema } from '../../modules/deposits/index.js';
+import { PaymentIdParamsSchema } from './payment-routes.js';
+import { defineRoute, type AnyRoute } from './route.js';
 
-export function testHelperRoutes(app: FastifyInstance, deps: Deps): void {
+export function testHelperRoutes(deps: Deps): AnyRoute[] {
   const faucet = deps.faucet;
-  if (!deps.config.sandbox || !faucet) return;
-  app.post<{ Params: { paymentId: string } }>(
-    '/v1/test-helpers/payments/:paymentId/deposits',
-    { preHandler: requireApiKey(deps, 'CREATE_PAYMENT') },
-    async (request) => {
-      const { paymentId } = request.params;
-      if (!UUID_RE.test(paymentId)) throw notFound(`Payment ${paymentId} not found.`);
-      const businessId = request.caller!.businessId;
-      const payment = await loadPayment(deps.database.db, businessId, paymentId.toLowerCase());
-      const input = parseInput(SimulateDepositSchema, request.body ?? {}, 'simulated deposit');
-      const simulated = await faucet.simulate(deps, payment, input);
-      const record = await getPayment(deps, businessId, payment.id);
-      const depositId = 'depositId' in simulated.ingest ? simulated.ingest.depositId : null;
-      return {
-        transactionId: simulated.txHash,
-        deposit: record.deposits.find((d) => d.id === depositId) ?? null,
-        payment: record,
-      };
-    },
-  );
+  if (!deps.config.sandbox || !faucet) return [];
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/v1/test-helpers/payments/:paymentId/deposits',
+      operationId: 'sandbox-simulate-deposit',
+      tag: 'Sandbox test helpers',
+      summary: 'Sandbox: simulate a deposit',
+      description: 'Only in sandbox (404 elsewhere). The deposit is seen at once and confirmed after KASSA_SANDBOX_CONFIRM_DELAY_S unless `confirm` is false.',
+      auth: 'CREATE_PAYMENT',
+      params: PaymentIdParamsSchema,
+      body: SimulateDepositSchema,
+      response: SimulatedDepositResponseSchema,
+      errors: [
+        { status: 404, code: 'NOT_FOUND', when: 'no such payment for this business' },
+        { status: 422, code: 'PAYMENT_HAS_NO_ADDRESS', when: 'the payment is NEW: its currency and network are not chosen yet' },
+      ],
+      example: { request: { depositCurrency: 'BTC', network: 'BTC', amount: '0.0012' } },
+      handler: async ({ params, body, caller }) => {
+        if (!UUID_RE.test(params.paymentId)) throw notFound(`Payment ${params.paymentId} not found.`);
+        const payment = await loadPayment(deps.database.db, caller.businessId, params.paymentId.toLowerCase());
+        const simulated = await faucet.simulate(deps, payment, body);
+        const record = await getPayment(deps, caller.businessId, payment.id);
+        const depositId = 'depositId' in simulated.ingest ? simulated.ingest.depositId : null;
+        return {
+          transactionId: simulated.txHash,
+          deposit: record.deposits.find((d) => d.id === depositId) ?? null,
+          payment: record,
+        };
+      },
+    }),
+  ];
 }

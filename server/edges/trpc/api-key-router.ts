@@ -6,30 +6,31 @@ import { notFound } from '../../platform/errors.js';
 import { SCOPES } from '../../modules/money/index.js';
 import { adminProcedure, operatorProcedure, router } from './init.js';
 import { createApiKey, getBusiness } from '../../modules/businesses/index.js';
+import { unixTimes } from './unix-times.rules.js';
 
 export const apiKeyRouter = router({
   create: adminProcedure
-    .input(z.object({ businessId: z.guid(), scopes: z.array(z.enum(SCOPES)).min(1) }))
+    .input(z.strictObject({ businessId: z.guid(), scopes: z.array(z.enum(SCOPES)).min(1) }))
     .mutation(async ({ ctx, input }) => {
       await getBusiness(ctx.deps.database.db, input.businessId);
       return createApiKey(ctx.deps.database.db, ctx.deps.masterKey, input.businessId, [...new Set(input.scopes)]);
     }),
   /** Keys of a business, never their secrets. */
-  list: operatorProcedure.input(z.object({ businessId: z.guid() })).query(({ ctx, input }) =>
-    ctx.deps.database.db
+  list: operatorProcedure.input(z.strictObject({ businessId: z.guid() })).query(async ({ ctx, input }) =>
+    unixTimes(await ctx.deps.database.db
       .select({ apiKeyId: apiKeys.id, apiKey: apiKeys.key, scopes: apiKeys.scopes, revokedAt: apiKeys.revokedAt, createdAt: apiKeys.createdAt })
       .from(apiKeys)
       .where(eq(apiKeys.businessId, input.businessId))
-      .orderBy(desc(apiKeys.createdAt)),
+      .orderBy(desc(apiKeys.createdAt))),
   ),
   /** Revoked keys are refused from the next request on (keys are not cached). */
-  revoke: adminProcedure.input(z.object({ apiKeyId: z.guid() })).mutation(async ({ ctx, input }) => {
+  revoke: adminProcedure.input(z.strictObject({ apiKeyId: z.guid() })).mutation(async ({ ctx, input }) => {
     const [row] = await ctx.deps.database.db
       .update(apiKeys)
       .set({ revokedAt: ctx.deps.now() })
       .where(and(eq(apiKeys.id, input.apiKeyId), isNull(apiKeys.revokedAt)))
       .returning({ apiKeyId: apiKeys.id, revokedAt: apiKeys.revokedAt });
     if (!row) throw notFound(`Active API key ${input.apiKeyId} not found.`);
-    return row;
+    return unixTimes(row);
   }),
 });

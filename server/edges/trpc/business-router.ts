@@ -5,12 +5,13 @@ import {
   CRYPTO_CURRENCIES, DEPOSIT_NETWORKS, NETWORKS, OVERPAYMENT_POLICIES, SETTLEMENT_CURRENCIES,
 } from '../../modules/money/index.js';
 import { getBusiness, updateBusiness, type Business } from '../../modules/businesses/index.js';
+import { unixTimes } from './unix-times.rules.js';
 
 const percent = z.string().regex(/^(100|[0-9]{1,2})(\.[0-9]{1,4})?$/, 'a percentage from 0 to 100 as a decimal string');
 const callbackUrl = z.url({ protocol: /^https?$/ }).max(2048).nullable();
 
 export const UpdateBusinessSchema = z
-  .object({
+  .strictObject({
     businessId: z.guid(),
     name: z.string().min(1).max(200).optional(),
     settlementCurrency: z.enum(SETTLEMENT_CURRENCIES).optional(),
@@ -39,11 +40,11 @@ export const UpdateBusinessSchema = z
 /** What operators see of a business: everything but the encrypted secret. */
 export function businessView(b: Business) {
   const { callbackSecretEnc: _secret, ...rest } = b;
-  return rest;
+  return unixTimes(rest);
 }
 
 export const businessRouter = router({
-  get: operatorProcedure.input(z.object({ businessId: z.guid() })).query(async ({ ctx, input }) =>
+  get: operatorProcedure.input(z.strictObject({ businessId: z.guid() })).query(async ({ ctx, input }) =>
     businessView(await getBusiness(ctx.deps.database.db, input.businessId)),
   ),
   update: adminProcedure.input(UpdateBusinessSchema).mutation(async ({ ctx, input }) => {

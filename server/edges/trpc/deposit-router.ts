@@ -4,18 +4,20 @@ import { and, asc, desc, eq, ilike, inArray, or, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { deposits, events, payments, refunds } from '../../../db/schema.js';
 import { SimulateDepositSchema } from '../../modules/deposits/index.js';
-import { getBalances } from '../../modules/ledger/index.js';
 import { DEPOSIT_STATUSES } from '../../modules/money/index.js';
 import { adminProcedure, operatorProcedure, router } from './init.js';
 import { toDepositRecord } from '../../modules/payments/index.js';
 import { decideCompliance } from '../../modules/deposits/index.js';
 import { chooseCurrency, loadPaymentById, paymentRecord } from '../../modules/payments/index.js';
+import { getBusiness } from '../../modules/businesses/index.js';
+import { getBusinessBalances } from '../../modules/withdrawals/index.js';
+import { unixTimes } from './unix-times.rules.js';
 
 export const depositRouter = router({
   /** Deposits, newest first; `search` matches a transaction hash or an address. */
   list: operatorProcedure
     .input(
-      z.object({
+      z.strictObject({
         businessId: z.guid().optional(),
         paymentId: z.guid().optional(),
         status: z.enum(DEPOSIT_STATUSES).optional(),
@@ -54,7 +56,7 @@ export const depositRouter = router({
 
   /** Approve or reject a deposit held in COMPLIANCE_REVIEW. */
   decide: adminProcedure
-    .input(z.object({ depositId: z.guid(), decision: z.enum(['APPROVE', 'REJECT']) }))
+    .input(z.strictObject({ depositId: z.guid(), decision: z.enum(['APPROVE', 'REJECT']) }))
     .mutation(async ({ ctx, input }) => ({
       status: await decideCompliance(ctx.deps, input.depositId, input.decision, ctx.operator),
     })),
@@ -63,7 +65,7 @@ export const depositRouter = router({
 /** Payment procedures beyond list/get, spread into the payments router. */
 export const paymentOpsProcedures = {
   /** Every event of a payment, its deposits and refunds, in order. */
-  timeline: operatorProcedure.input(z.object({ paymentId: z.guid() })).query(async ({ ctx, input }) => {
+  timeline: operatorProcedure.input(z.strictObject({ paymentId: z.guid() })).query(async ({ ctx, input }) => {
     const db = ctx.deps.database.db;
     const payment = await loadPaymentById(db, input.paymentId);
     // One query over the one events table: the payment's own events, its deposits' and their refunds'.
@@ -81,7 +83,8 @@ export const paymentOpsProcedures = {
       )
       // ids are the order the events were written in, within one instant too
       .orderBy(asc(events.at), asc(events.id));
-    return rows.map(({ entityType, entityId, fromStatus, toStatus, reason, data, at, id }) => ({
+    return unixTimes(
+      rows.map(({ entityType, entityId, fromStatus, toStatus, reason, data, at, id }) => ({
       entity: entityType as 'payment' | 'deposit' | 'refund',
       entityId,
       id,
@@ -90,12 +93,13 @@ export const paymentOpsProcedures = {
       reason,
       data,
       at,
-    }));
+    })),
+    );
   }),
 
   /** Fix currency and network of a NEW payment (what the checkout does for the customer). */
   chooseCurrency: adminProcedure
-    .input(z.object({ paymentId: z.guid(), depositCurrency: z.string().max(10), network: z.string().max(10) }))
+    .input(z.strictObject({ paymentId: z.guid(), depositCurrency: z.string().max(10), network: z.string().max(10) }))
     .mutation(async ({ ctx, input }) => {
       const row = await chooseCurrency(ctx.deps, input.paymentId, input);
       return paymentRecord(ctx.deps.database.db, row, ctx.deps.config.publicUrl);
@@ -114,5 +118,8 @@ export const paymentOpsProcedures = {
 };
 
 export const balanceRouter = router({
-  get: operatorProcedure.input(z.object({ businessId: z.guid() })).query(({ ctx, input }) => getBalances(ctx.deps.database.db, input.businessId)),
+  /** The same answer as GET /v1/balances for that business. */
+  get: operatorProcedure.input(z.strictObject({ businessId: z.guid() })).query(async ({ ctx, input }) =>
+    getBusinessBalances(ctx.deps.database.db, await getBusiness(ctx.deps.database.db, input.businessId)),
+  ),
 });

@@ -7,6 +7,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import { z, ZodError } from 'zod';
 import { KassaError } from '../../platform/errors.js';
+import { fieldErrors } from '../../platform/validate.js';
 import type { Context } from './context.js';
 
 const CODES: Record<number, TRPC_ERROR_CODE_KEY> = {
@@ -40,7 +41,8 @@ const t = initTRPC.context<Context>().create({
         httpStatus: shape.data.httpStatus,
         path: shape.data.path,
         kassaCode: cause instanceof KassaError ? cause.code : cause instanceof ZodError ? 'VALIDATION_FAILED' : undefined,
-        fieldErrors: cause instanceof ZodError ? cause.issues.map((i) => ({ field: i.path.join('.'), message: i.message })) : undefined,
+        // The REST API's field errors: one entry per unknown key, named.
+        fieldErrors: cause instanceof ZodError ? fieldErrors(cause) : undefined,
       },
     };
   },

@@ -8,7 +8,7 @@ import { listPayments, loadPaymentById, paymentRecord } from '../../modules/paym
 export const paymentRouter = router({
   list: operatorProcedure
     .input(
-      z.object({
+      z.strictObject({
         businessId: z.guid().optional(),
         clientPaymentId: z.string().max(255).optional(),
         status: z.enum(PAYMENT_STATUSES).optional(),
@@ -20,7 +20,7 @@ export const paymentRouter = router({
       const { businessId, ...query } = input;
       return listPayments(ctx.deps, businessId ?? null, query);
     }),
-  get: operatorProcedure.input(z.object({ paymentId: z.guid() })).query(async ({ ctx, input }) =>
+  get: operatorProcedure.input(z.strictObject({ paymentId: z.guid() })).query(async ({ ctx, input }) =>
     paymentRecord(ctx.deps.database.db, await loadPaymentById(ctx.deps.database.db, input.paymentId), ctx.deps.config.publicUrl),
   ),
   ...paymentOpsProcedures,

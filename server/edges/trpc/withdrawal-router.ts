@@ -2,13 +2,14 @@
 import { z } from 'zod';
 import { listAttempts, listDeliveries, redeliver } from '../../modules/callbacks/index.js';
 import { adminProcedure, operatorProcedure, router } from './init.js';
+import { unixTimes } from './unix-times.rules.js';
 import { WITHDRAWAL_STATUSES } from '../../modules/withdrawals/index.js';
 import { decideWithdrawal, getWithdrawal, listWithdrawals } from '../../modules/withdrawals/index.js';
 
 export const withdrawalRouter = router({
   list: operatorProcedure
     .input(
-      z.object({
+      z.strictObject({
         businessId: z.guid().optional(),
         status: z.enum(WITHDRAWAL_STATUSES).optional(),
         limit: z.int().min(1).max(100).default(20),
@@ -19,12 +20,12 @@ export const withdrawalRouter = router({
       const { businessId, ...query } = input;
       return listWithdrawals(ctx.deps, businessId ?? null, query);
     }),
-  get: operatorProcedure.input(z.object({ withdrawalId: z.guid() })).query(({ ctx, input }) => getWithdrawal(ctx.deps, null, input.withdrawalId)),
+  get: operatorProcedure.input(z.strictObject({ withdrawalId: z.guid() })).query(({ ctx, input }) => getWithdrawal(ctx.deps, null, input.withdrawalId)),
   approve: adminProcedure
-    .input(z.object({ withdrawalId: z.guid() }))
+    .input(z.strictObject({ withdrawalId: z.guid() }))
     .mutation(({ ctx, input }) => decideWithdrawal(ctx.deps, input.withdrawalId, ctx.operator, 'APPROVE')),
   reject: adminProcedure
-    .input(z.object({ withdrawalId: z.guid() }))
+    .input(z.strictObject({ withdrawalId: z.guid() }))
     .mutation(({ ctx, input }) => decideWithdrawal(ctx.deps, input.withdrawalId, ctx.operator, 'REJECT')),
 });
 
@@ -32,17 +33,17 @@ export const callbackRouter = router({
   /** Deliveries (newest first) with their body; filter by business, subject (withdrawal or payment id) or status. */
   list: operatorProcedure
     .input(
-      z.object({
+      z.strictObject({
         businessId: z.guid().optional(),
         subjectId: z.guid().optional(),
         status: z.enum(['PENDING', 'DELIVERED', 'EXPIRED']).optional(),
         limit: z.int().min(1).max(200).default(50),
       }),
     )
-    .query(({ ctx, input }) => listDeliveries(ctx.deps.database.db, input)),
+    .query(async ({ ctx, input }) => unixTimes(await listDeliveries(ctx.deps.database.db, input))),
   /** Every attempt of one delivery: time, planned time, status code, latency, error. */
-  attempts: operatorProcedure.input(z.object({ deliveryId: z.guid() })).query(({ ctx, input }) => listAttempts(ctx.deps.database.db, input.deliveryId)),
-  redeliver: adminProcedure.input(z.object({ deliveryId: z.guid() })).mutation(async ({ ctx, input }) => {
+  attempts: operatorProcedure.input(z.strictObject({ deliveryId: z.guid() })).query(async ({ ctx, input }) => unixTimes(await listAttempts(ctx.deps.database.db, input.deliveryId))),
+  redeliver: adminProcedure.input(z.strictObject({ deliveryId: z.guid() })).mutation(async ({ ctx, input }) => {
     await redeliver(ctx.deps, input.deliveryId);
     return { deliveryId: input.deliveryId, status: 'PENDING' as const };
   }),

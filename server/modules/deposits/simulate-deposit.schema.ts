@@ -1,8 +1,9 @@
-/** The sandbox's simulated deposit: the request of the REST test helper, the tRPC procedure and the CLI. */
+/** The sandbox's simulated deposit: the request of the REST test helper, the tRPC procedure and the CLI, and the REST answer. */
 import { z } from 'zod';
 import { CRYPTO_CURRENCIES, DELISTED_CURRENCIES, NETWORKS } from '../money/index.js';
+import { DepositRecordSchema, PaymentRecordSchema } from '../payments/index.js';
 
-export const SimulateDepositSchema = z.object({
+export const SimulateDepositSchema = z.strictObject({
   depositCurrency: z.enum([...CRYPTO_CURRENCIES, ...DELISTED_CURRENCIES]),
   network: z.enum(NETWORKS),
   amount: z.string().max(64),
@@ -12,4 +13,8 @@ export const SimulateDepositSchema = z.object({
 });
 export type SimulateDepositInput = z.infer<typeof SimulateDepositSchema>;
 
-
+export const SimulatedDepositResponseSchema = z.strictObject({
+  transactionId: z.string().describe('The simulated transaction hash'),
+  deposit: DepositRecordSchema.nullable().describe('The deposit as recorded (null when the chain report was ignored)'),
+  payment: PaymentRecordSchema,
+});

@@ -137,6 +137,40 @@ for (const network of NETWORKS) {
   }
 }
 
+/**
+ * Smallest deposit amount per currency and network (CONTRACT §4 `minAmount`):
+ * a payment asking for less is refused with 422 AMOUNT_BELOW_MINIMUM. Each is
+ * at least five times the network fee of a refund (NETWORK_FEES), so a
+ * refunded deposit is never eaten by its fee, and above what the network
+ * refuses or strands: the dust limit of an output (BTC, BCH, LTC 546
+ * satoshi-units), the account reserve of XRP (1 XRP) and XLM (1 XLM), the
+ * rent-exempt minimum of a Solana account (0.00089088 SOL).
+ */
+export const DEPOSIT_MIN_AMOUNTS: Record<CryptoCurrency, Partial<Record<Network, string>>> = {
+  BTC: { BTC: '0.0001' },
+  BCH: { BCH: '0.0001' },
+  LTC: { LTC: '0.001' },
+  ETH: { ETH: '0.002', BSC: '0.0005' },
+  BNB: { BSC: '0.001' },
+  LINK: { ETH: '0.5' },
+  SOL: { SOL: '0.01' },
+  TRX: { TRX: '10' },
+  USDC: { ETH: '10', BSC: '1', TRX: '5', SOL: '1' },
+  USDT: { ETH: '10', BSC: '1', TRX: '5' },
+  XLM: { XLM: '2' },
+  XRP: { XRP: '2' },
+};
+
+/** What a chain refuses or strands below, in its native coin (dust, account reserve, rent): the minimums stay above it. */
+export const NATIVE_FLOORS: Partial<Record<CryptoCurrency, string>> = {
+  BTC: '0.00000546', BCH: '0.00000546', LTC: '0.00000546', XRP: '1', XLM: '1', SOL: '0.00089088',
+};
+
+/** The smallest payment in a currency on a network (DEPOSIT_MIN_AMOUNTS), as a decimal string. */
+export function depositMinimum(currency: CryptoCurrency, network: Network): string | null {
+  return DEPOSIT_MIN_AMOUNTS[currency][network] ?? null;
+}
+
 export const isFiat = (code: string): code is FiatCurrency => (FIAT_CURRENCIES as readonly string[]).includes(code);
 export const isCrypto = (code: string): code is CryptoCurrency =>
   (CRYPTO_CURRENCIES as readonly string[]).includes(code);

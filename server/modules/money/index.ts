@@ -5,5 +5,6 @@
 export * from './catalog.js';
 export * from './decimal.js';
 export * from './fees.rules.js';
+export * from './metadata.schema.js';
 export * from './valuation.js';
 export type { RatesPort, RateProvenance } from './ports.js';

@@ -6,6 +6,7 @@
  * ChainPort itself is not here: it is reachable only from jobs (ports.ts).
  */
 export { NETWORK_RULES, type NetworkRules, type CarriedCurrency } from './families/index.js';
+export * from './address-validation.schema.js';
 export * from './addresses.rules.js';
 export * from './payment-uri.rules.js';
 export * from './tx-hash.rules.js';

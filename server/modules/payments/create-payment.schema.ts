@@ -42,7 +42,7 @@ const crypto = z.enum(CRYPTO_CURRENCIES, {
 });
 
 export const CreatePaymentSchema = z
-  .object({
+  .strictObject({
     clientPaymentId: z
       .string()
       .min(1)

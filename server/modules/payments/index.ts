@@ -5,6 +5,7 @@ export * from './create-payment.schema.js';
 export * from './deposit-reads.js';
 export * from './deposit-record.rules.js';
 export * from './expiry.service.js';
+export * from './list-payments.schema.js';
 export * from './live-updates.js';
 export * from './payment-record.rules.js';
 export * from './payment-record.schema.js';

@@ -24,6 +24,7 @@ import {
 } from './create-payment.schema.js';
 import { toPaymentRecord, type PaymentRecord, type PaymentRow } from './payment-record.rules.js';
 import { priceCrypto, priceFiat, priceInCrypto } from './pricing.js';
+import { assertAboveMinimum } from './minimum.rules.js';
 import { transitionPayment } from './payment-transition.js';
 import { collectDeposits, loadDeposits, type LoadedDeposits } from './deposit-reads.js';
 import { paymentActuals, toDepositRecord } from './deposit-record.rules.js';
@@ -112,6 +113,7 @@ export async function createPayment(
         { field: 'network', message: `allowed: ${business.allowedNetworks[input.depositCurrency]!.join(', ') || 'none'}` },
       ]);
     }
+    assertAboveMinimum(input.depositCurrency, input.network, new Dec(input.depositAmount), 'depositAmount');
     const p = await priceCrypto(deps.rates, input.depositCurrency, new Dec(input.depositAmount), business.settlementCurrency, fees, now);
     const locked = await valuationRates(deps.rates, input.depositCurrency, p.displayCurrency, business.settlementCurrency as PricedCurrency, now);
     status = 'PENDING';
@@ -316,6 +318,7 @@ export async function chooseCurrency(
       depositCurrency,
       now,
     );
+    assertAboveMinimum(depositCurrency, network as Network, price.expectedDepositAmount, 'depositCurrency');
     const locked = await valuationRates(deps.rates, depositCurrency, display, row.settlementCurrency as PricedCurrency, now);
     const [updated] = await tx
       .update(payments)

@@ -11,7 +11,7 @@ import { FEE_PAYERS } from './withdrawal.rules.js';
 const decimalString = z.string().max(64).describe('Positive decimal string');
 
 export const CreateWithdrawalSchema = z
-  .object({
+  .strictObject({
     clientWithdrawalId: z.string().min(1).max(255).regex(/^[^\p{Cc}]+$/u, 'must not contain control characters'),
     businessId: z.guid(),
     withdrawCurrency: z.string().min(1).max(16).describe('Payout currency, e.g. USDT'),

@@ -1,20 +1,13 @@
 /** Whitelisted withdrawal addresses (2023-02-09: `network` mandatory; pairs as for withdrawals). */
 import { and, desc, eq } from 'drizzle-orm';
-import { z } from 'zod';
 import { whitelistedAddresses } from '../../../db/schema.js';
 import type { WithdrawalsDeps as Deps } from './ports.js';
 import { conflict, notFound } from '../../platform/errors.js';
 import { UUID_RE } from '../../platform/validate.js';
 import { unixSeconds } from '../payments/index.js';
 import { assertDestination } from './withdrawal.rules.js';
+import type { CreateWhitelistInput } from './whitelist.schema.js';
 
-export const CreateWhitelistSchema = z.object({
-  currency: z.string().min(1).max(16),
-  network: z.string().min(1).max(16),
-  address: z.string().min(1).max(128),
-  destinationTag: z.string().min(1).max(24).optional(),
-  label: z.string().max(200).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters').optional(),
-});
 
 type Row = typeof whitelistedAddresses.$inferSelect;
 const toRecord = (r: Row) => ({
@@ -27,7 +20,7 @@ const toRecord = (r: Row) => ({
   createdAt: unixSeconds(r.createdAt),
 });
 
-export async function addWhitelisted(deps: Deps, businessId: string, input: z.infer<typeof CreateWhitelistSchema>) {
+export async function addWhitelisted(deps: Deps, businessId: string, input: CreateWhitelistInput) {
   assertDestination(input, 'currency', deps.networks);
   const [row] = await deps.database.db
     .insert(whitelistedAddresses)

@@ -62,8 +62,9 @@ const paymentBody = (overrides: Record<string, unknown> = {}) => ({
 
 /** A JSON payment body padded (with an ignored extra key) to exactly `bytes` bytes. */
 function bodyOfSize(bytes: number): string {
-  const base = JSON.stringify({ ...paymentBody(), padding: '' });
-  const padded = base.replace('"padding":""', `"padding":"${'x'.repeat(bytes - base.length)}"`);
+  // Padded with JSON whitespace: an extra field would be refused as unknown (CONTRACT §3), spaces are valid JSON.
+  const base = JSON.stringify(paymentBody());
+  const padded = `${base.slice(0, -1)}${' '.repeat(bytes - base.length)}}`;
   expect(Buffer.byteLength(padded)).toBe(bytes);
   return padded;
 }
@@ -284,11 +285,18 @@ describe('operational endpoints', () => {
 
   it('GET /openapi.json → every withdrawal response, the errors, and both callbacks under webhooks', async () => {
     const doc = (await get('/openapi.json')).json();
-    for (const [path, method] of [['/v1/withdrawals', 'post'], ['/v1/withdrawals/{withdrawalId}', 'get'], ['/v1/withdrawals', 'get']] as const) {
+    // Each operation lists exactly the errors it can answer.
+    const statuses: [string, 'get' | 'post', string[]][] = [
+      ['/v1/withdrawals', 'post', ['200', '400', '401', '403', '409', '413', '415', '422', '429', '500', '503']],
+      ['/v1/withdrawals/{withdrawalId}', 'get', ['200', '400', '401', '403', '404', '429', '500', '503']],
+      ['/v1/withdrawals', 'get', ['200', '400', '401', '403', '429', '500', '503']],
+    ];
+    for (const [path, method, expected] of statuses) {
       const op = doc.paths[path][method];
       expect(op.responses['200'].content['application/json'].schema.type, `${method} ${path}`).toBe('object');
-      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404', '409', '422', '429', 'default']));
+      expect(Object.keys(op.responses).sort(), `${method} ${path}`).toEqual(expected.sort());
     }
+    expect(doc.paths['/v1/withdrawals'].post.responses['422'].description).toContain('INSUFFICIENT_BALANCE');
     expect(Object.keys(doc.paths['/v1/withdrawals'].post.responses['200'].content['application/json'].schema.properties)).toEqual(
       expect.arrayContaining(['withdrawalId', 'status', 'deductedSettlementAmount', 'addressOwner', 'approvals']),
     );
@@ -300,12 +308,31 @@ describe('operational endpoints', () => {
     expect(withdrawal.oneOf ?? withdrawal.anyOf).toHaveLength(3);
   });
 
-  it('GET /docs → an HTML page', async () => {
+  it('GET /docs → the Swagger UI page, its assets served by Kassa itself (no other origin)', async () => {
     const res = await get('/docs');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.body).toMatch(/^<!doctype html>/i);
-    expect(res.body).toContain('/v1/payments');
+    const assets = [...res.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(assets).toEqual(['/favicon.svg', '/docs/swagger-ui.css', '/openapi.json', '/docs/swagger-ui-bundle.js', '/docs/init.js']);
+    // Fetched outside `seen`: a minified bundle is code, which the leak check below would read as stack frames.
+    const fetch = (url: string) => t.app.inject({ method: 'GET', url });
+    for (const asset of assets) {
+      const served = await fetch(asset);
+      expect(served.statusCode, asset).toBe(200);
+      expect(served.body.length, asset).toBeGreaterThan(asset === '/docs/swagger-ui-bundle.js' ? 1_000_000 : 100);
+    }
+    expect((await fetch('/docs/swagger-ui-bundle.js')).body).toContain('SwaggerUIBundle');
+    expect((await fetch('/docs/init.js')).body).toContain("url: '/openapi.json'");
+  });
+
+  it('GET /favicon.ico → a 16×16 icon', async () => {
+    const res = await get('/favicon.ico');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/x-icon');
+    const ico = res.rawPayload;
+    expect([ico.readUInt16LE(0), ico.readUInt16LE(2), ico.readUInt16LE(4), ico[6], ico[7]]).toEqual([0, 1, 1, 16, 16]);
+    expect(ico.length).toBe(6 + 16 + ico.readUInt32LE(14));
   });
 });
 

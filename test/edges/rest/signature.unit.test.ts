@@ -4,7 +4,9 @@
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { authorizationHeader, parseAuthorization, sign, signaturePayload } from '../../../server/edges/rest/signature.rules.js';
+import {
+  authorizationHeader, diagnoseAuthorization, parseAuthorization, sign, signaturePayload, signedStringShape,
+} from '../../../server/edges/rest/signature.rules.js';
 
 /** CONTRACT §2 written out independently of the code under test. */
 function expected(secret: string, timestamp: string, method: string, path: string, body: string): string {
@@ -115,5 +117,30 @@ describe('authorizationHeader / parseAuthorization', () => {
     ['illegal key characters', `KASSA-API api-key=kk/abc,signature=${SIG},timestamp=1700000000`],
   ])('rejects %s', (_label, header) => {
     expect(parseAuthorization(header)).toBeNull();
+  });
+});
+
+describe('diagnoseAuthorization and signedStringShape (what a refusal says)', () => {
+  const key = 'kk_test';
+  const hex = 'a'.repeat(64);
+  it.each([
+    [undefined, 'missing'],
+    ['Bearer abc', 'must start with "KASSA-API "'],
+    [`KASSA-API signature=${hex},timestamp=1700000000`, 'no api-key='],
+    [`KASSA-API api-key=${key},timestamp=1700000000`, 'no signature='],
+    [`KASSA-API api-key=${key},signature=${hex},timestamp=1700000000123`, 'looks like milliseconds; send UNIX seconds (1700000000)'],
+    [`KASSA-API api-key=${key},signature=${hex},timestamp=2026-01-01T00:00:00Z`, 'UNIX seconds as digits only'],
+    [`KASSA-API api-key=${key},signature=${'A'.repeat(64)},timestamp=1700000000`, '64 lowercase hex'],
+    [`KASSA-API api-key=${key}, signature=${hex},timestamp=1700000000`, 'must be exactly'],
+  ])('%j → %s', (header, expected) => {
+    expect(parseAuthorization(header)).toBeNull();
+    expect(diagnoseAuthorization(header)).toContain(expected);
+  });
+
+  it('shows the verified string with the body as its length only', () => {
+    expect(signedStringShape('1700000000', 'post', '/v1/payments?x=1', '{"a":"é"}')).toBe(
+      JSON.stringify('1700000000\nPOST\n/v1/payments?x=1\n<the raw body, 10 bytes, exactly as sent>'),
+    );
+    expect(signedStringShape('1700000000', 'GET', '/v1/balances', '')).toBe(JSON.stringify('1700000000\nGET\n/v1/balances\n'));
   });
 });

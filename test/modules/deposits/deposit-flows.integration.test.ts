@@ -1042,10 +1042,11 @@ describe('driven by hand (no worker)', () => {
       const events = await caller(m, admin).payments.timeline({ paymentId: p.paymentId });
       const line = (e: (typeof events)[number]) => `${e.entity} ${e.fromStatus ?? '(new)'}→${e.toStatus}`;
       // in time order
-      const times = events.map((e) => new Date(e.at).getTime());
+      // `at` is UNIX seconds, as in every REST record
+      const times = events.map((e) => e.at);
       expect(times).toEqual([...times].sort((a, b) => a - b));
       // what happened at each instant
-      const at = (when: Date) => events.filter((e) => new Date(e.at).getTime() === when.getTime()).map(line).sort();
+      const at = (when: Date) => events.filter((e) => e.at === Math.floor(when.getTime() / 1000)).map(line).sort();
       expect(at(t0)).toEqual(['payment (new)→PENDING']);
       expect(at(t1)).toEqual(['deposit (new)→UNCONFIRMED', 'payment PENDING→AWAITING']);
       expect(at(t2)).toEqual(['deposit UNCONFIRMED→CONFIRMED', 'payment AWAITING→DEPOSITED', 'refund (new)→PENDING']);

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreatedPaymentResponseSchema, PaymentListSchema, PaymentRecordSchema } from '../../../server/modules/payments/payment-record.schema.js';
 import { startTestApp, type TestApp, type TestBusiness } from '../../helpers/app.js';
+import { DEPOSIT_MIN_AMOUNTS } from '../../../server/modules/money/catalog.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -217,12 +218,18 @@ describe('displayCurrency: the 40 fiat currencies of spec §2.1', () => {
 });
 
 describe('depositCurrency and network: the deposit pairs of spec §2.1', () => {
+  // At the pair's minimum (or 1 when that is more): the smallest accepted payment is accepted.
+  const amountFor = (currency: string, network: string) => {
+    const min = DEPOSIT_MIN_AMOUNTS[currency as keyof typeof DEPOSIT_MIN_AMOUNTS][network as 'BTC']!;
+    return Number(min) > 1 ? min : '1';
+  };
   it.each(DEPOSIT_PAIRS)('accepts $currency on $network: PENDING with a deposit address', async ({ currency, network }) => {
-    const p = await accepted(crypto({ depositCurrency: currency, network, depositAmount: '1' }));
+    const amount = amountFor(currency, network);
+    const p = await accepted(crypto({ depositCurrency: currency, network, depositAmount: amount }));
     expect(p.status).toBe('PENDING');
     expect(p.depositCurrency).toBe(currency);
     expect(p.expectedNetwork).toBe(network);
-    expect(p.expectedDepositAmount).toBe('1');
+    expect(p.expectedDepositAmount).toBe(amount);
     expect(p.walletAddress).toMatch(/^\S{20,}$/);
     if (TAG_NETWORKS.includes(network)) expect(p.destinationTag).toMatch(/^[0-9]+$/);
     else expect(p.destinationTag).toBeUndefined();
@@ -379,9 +386,9 @@ describe('amount strings (CONTRACT §4: positive decimals, at most the currency 
     expectInvalid(await create(crypto({ depositAmount: 0.01 })), ['depositAmount']);
   });
 
-  it('accepts one satoshi and refuses a tenth of one', async () => {
-    expect((await accepted(crypto({ depositAmount: '0.00000001' }))).expectedDepositAmount).toBe('0.00000001');
-    expectInvalid(await create(crypto({ depositAmount: '0.000000001' })), ['depositAmount']);
+  it('accepts a last satoshi and refuses a tenth of one (above the BTC minimum of 0.0001)', async () => {
+    expect((await accepted(crypto({ depositAmount: '0.00010001' }))).expectedDepositAmount).toBe('0.00010001');
+    expectInvalid(await create(crypto({ depositAmount: '0.000100001' })), ['depositAmount']);
   });
 });
 

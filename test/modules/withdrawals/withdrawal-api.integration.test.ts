@@ -553,7 +553,7 @@ describe('whitelisted addresses (2023-02-09: network mandatory)', () => {
 
 describe('metadata', () => {
   const CRYPTO = ['BCH', 'BNB', 'BTC', 'ETH', 'LINK', 'LTC', 'SOL', 'TRX', 'USDC', 'USDT', 'XLM', 'XRP'];
-  type Net = { network: string; deposit: boolean; withdraw: boolean; minAmount: string | null; maxAmount: string | null };
+  type Net = { network: string; deposit: boolean; withdraw: boolean; minAmount: string | null; minWithdrawalAmount: string | null; maxAmount: string | null };
   type Cur = { code: string; type: string; decimals: number; deposit: boolean; withdraw: boolean; networks: Net[] };
 
   it('GET /v1/currencies: 12 cryptocurrencies with networks, decimals, flags and maxAmount for withdrawable pairs', async () => {
@@ -574,7 +574,8 @@ describe('metadata', () => {
     }
     expect(crypto.filter((c) => c.withdraw).map((c) => c.code).sort()).toEqual(['BCH', 'BTC', 'ETH', 'LINK', 'LTC', 'SOL', 'USDC', 'USDT', 'XLM', 'XRP']);
     expect(byCode.BTC).toMatchObject({ decimals: 8, deposit: true, withdraw: true });
-    expect(byCode.BTC!.networks).toEqual([{ network: 'BTC', deposit: true, withdraw: true, minAmount: '0.00004', maxAmount: '10' }]);
+    // minAmount: the smallest payment; minWithdrawalAmount: twice the network fee (CONTRACT §4).
+    expect(byCode.BTC!.networks).toEqual([{ network: 'BTC', deposit: true, withdraw: true, minAmount: '0.0001', minWithdrawalAmount: '0.00004', maxAmount: '10' }]);
     expect(byCode.USDC!.networks.find((n) => n.network === 'SOL')).toMatchObject({ deposit: true, withdraw: true, maxAmount: '1000000' });
     expect(byCode.USDC!.networks.map((n) => n.network).sort()).toEqual(['BSC', 'ETH', 'SOL', 'TRX']);
     expect(byCode.SOL!.networks).toEqual([expect.objectContaining({ network: 'SOL', withdraw: true, maxAmount: '5000' })]);

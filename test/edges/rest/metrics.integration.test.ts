@@ -1,0 +1,119 @@
+/**
+ * GET /metrics (CONTRACT §4, §9): a bearer token when KASSA_METRICS_TOKEN is
+ * set (401 without it), loopback only when it is not (403 from elsewhere),
+ * and the installation's numbers read from PostgreSQL at scrape time, the
+ * same through any web process.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from '../../../server/edges/app.js';
+import { startTestApp, type TestApp } from '../../helpers/app.js';
+
+const TOKEN = 'metrics-token-0123456789abcdef';
+
+/** The value of one sample line, or null when absent. */
+function sample(text: string, name: string, labels: Record<string, string>): number | null {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = (m[2] ?? '').split(',').filter(Boolean);
+    if (wanted.every((w) => have.includes(w)) && have.length === wanted.length) return Number(m[3]);
+  }
+  return null;
+}
+
+describe('with KASSA_METRICS_TOKEN set', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { KASSA_METRICS_TOKEN: TOKEN } });
+  });
+  afterAll(async () => t.close());
+
+  const scrape = (authorization?: string, remoteAddress = '127.0.0.1') =>
+    t.app.inject({ method: 'GET', url: '/metrics', remoteAddress, headers: authorization ? { authorization } : {} });
+
+  it('refuses without the token, even from loopback: 401 problem with WWW-Authenticate', async () => {
+    const res = await scrape();
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.json()).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(res.body).not.toContain('kassa_');
+  });
+
+  it.each([`Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, TOKEN, `Basic ${TOKEN}`])('refuses %j with 401', async (authorization) => {
+    expect((await scrape(authorization)).statusCode).toBe(401);
+  });
+
+  it('answers the right token from any address', async () => {
+    const res = await scrape(`Bearer ${TOKEN}`, '203.0.113.9');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.body).toContain('# HELP kassa_payments_created ');
+  });
+});
+
+describe('without a token: loopback only', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => t.close());
+
+  const scrape = (remoteAddress: string, app = t.app) => app.inject({ method: 'GET', url: '/metrics', remoteAddress });
+
+  it.each(['203.0.113.9', '10.0.0.5', '::ffff:192.168.1.4', '2001:db8::1'])('refuses %s with 403 METRICS_LOOPBACK_ONLY', async (ip) => {
+    const res = await scrape(ip);
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ code: 'METRICS_LOOPBACK_ONLY' });
+  });
+
+  it.each(['127.0.0.1', '::1', '::ffff:127.0.0.1'])('answers %s', async (ip) => {
+    expect((await scrape(ip)).statusCode).toBe(200);
+  });
+
+  it('payments, deposits, callbacks and jobs come from the database, the same through a second web process', async () => {
+    const pay = (body: Record<string, string>) =>
+      t.signed('POST', '/v1/payments', { clientPaymentId: `m-${randomUUID()}`, businessId: t.business.businessId, locale: 'en', ...body });
+    expect((await pay({ displayCurrency: 'EUR', displayAmount: '10.00' })).statusCode).toBe(200);
+    expect((await pay({ depositCurrency: 'BTC', depositAmount: '0.01', network: 'BTC' })).statusCode).toBe(200);
+    expect((await pay({ depositCurrency: 'BTC', depositAmount: '0.02', network: 'BTC' })).statusCode).toBe(200);
+    await t.db.sql`update payments set status = 'EXPIRED' where business_id = ${t.business.businessId} and display_currency = 'EUR' and deposit_currency is null`;
+    await t.db.sql`
+      insert into callback_deliveries (business_id, kind, subject_id, webhook_id, url, body, status, first_attempt_at)
+      values (${t.business.businessId}, 'payment', ${randomUUID()}, ${`msg_${randomUUID()}`}, 'https://shop.example/cb', '{}', 'EXPIRED', now()),
+             (${t.business.businessId}, 'payment', ${randomUUID()}, ${`msg_${randomUUID()}`}, 'https://shop.example/cb', '{}', 'DELIVERED', now())`;
+    await t.db.sql`select graphile_worker.add_job('metrics_probe', '{}'::json, run_at => now() - interval '90 seconds')`;
+
+    const text = (await scrape('127.0.0.1')).body;
+    expect(sample(text, 'kassa_payments_created', { currency: 'BTC' })).toBe(2);
+    expect(sample(text, 'kassa_payments_created', { currency: 'EUR' })).toBe(1);
+    expect(sample(text, 'kassa_payments_finished', { status: 'EXPIRED', currency: 'EUR' })).toBe(1);
+    expect(sample(text, 'kassa_payments_finished', { status: 'PENDING', currency: 'BTC' })).toBeNull();
+    expect(sample(text, 'kassa_callbacks', { kind: 'payment', outcome: 'failed' })).toBe(1);
+    expect(sample(text, 'kassa_callbacks', { kind: 'payment', outcome: 'delivered' })).toBe(1);
+    expect(sample(text, 'kassa_jobs_waiting', { task: 'metrics_probe' })).toBe(1);
+    expect(sample(text, 'kassa_jobs_oldest_waiting_seconds', { task: 'metrics_probe' })).toBeGreaterThanOrEqual(89);
+    expect(text).toMatch(/^kassa_http_request_duration_seconds_bucket\{[^}]*route="\/v1\/payments"[^}]*\} [1-9]/m);
+
+    // Another web process over the same database shows the same installation numbers.
+    const other = await createServer({ deps: t.deps, logger: false });
+    try {
+      await other.app.ready();
+      const second = (await scrape('127.0.0.1', other.app)).body;
+      for (const [name, labels] of [
+        ['kassa_payments_created', { currency: 'BTC' }],
+        ['kassa_payments_finished', { status: 'EXPIRED', currency: 'EUR' }],
+        ['kassa_jobs_waiting', { task: 'metrics_probe' }],
+      ] as const) {
+        expect(sample(second, name, labels), name).toBe(sample(text, name, labels));
+      }
+      // Its own HTTP histogram has not seen the payments requests.
+      expect(second).not.toMatch(/route="\/v1\/payments"/);
+      // The registry is handed out, for gauges the composition root adds (e.g. per network).
+      expect((await other.metrics.getSingleMetric('kassa_jobs_waiting')?.get())?.values.length).toBeGreaterThan(0);
+    } finally {
+      await other.stop();
+    }
+  });
+});
