@@ -202,7 +202,7 @@ describe('withdrawal:approve|reject, balances, deliveries', { timeout: 180_000 }
     // Balances while both wait: available is the ledger's, pending the two debits.
     const waiting = (await ok('balances', '--business', b.businessId)).balances as { currency: string; available: string; pending: string }[];
     const [ledger] = await sumEntries(t.db.db, b.businessId);
-    expect(waiting).toEqual([{ currency: 'EUR', available: new Dec(ledger!.amount).toFixed(), pending: deducted.toFixed() }]);
+    expect(waiting).toEqual([{ currency: 'EUR', available: new Dec(ledger!.amount).toFixed(2), pending: deducted.toFixed(2) }]);
     expect(new Dec(waiting[0]!.available).add(waiting[0]!.pending).toFixed(2)).toBe('10000.00');
 
     const one = await ok('withdrawal:approve', '--withdrawal', first.withdrawalId, '--operator', 'ann');
@@ -228,7 +228,7 @@ describe('withdrawal:approve|reject, balances, deliveries', { timeout: 180_000 }
     // The rejected debit is back in available; the approved one (PROCESSING) is still pending.
     const after = (await ok('balances', '--business', b.businessId)).balances as { currency: string; available: string; pending: string }[];
     const [ledgerAfter] = await sumEntries(t.db.db, b.businessId);
-    expect(after).toEqual([{ currency: 'EUR', available: new Dec(ledgerAfter!.amount).toFixed(), pending: new Dec(first.deductedSettlementAmount).toFixed() }]);
+    expect(after).toEqual([{ currency: 'EUR', available: new Dec(ledgerAfter!.amount).toFixed(2), pending: new Dec(first.deductedSettlementAmount).toFixed(2) }]);
     expect(new Dec(after[0]!.available).add(after[0]!.pending).toFixed(2)).toBe('10000.00');
 
     // The rejection's FAILED callback is in the delivery log, under both names of the command.
@@ -251,9 +251,9 @@ describe('withdrawal:approve|reject, balances, deliveries', { timeout: 180_000 }
     expect(receiver.hitsFor('/payouts')).toHaveLength(2);
   });
 
-  it('balances of a business with no ledger entries is an empty list; a bad id exits 2', async () => {
+  it('balances of a business with no ledger entries: its settlement currency at zero, as GET /v1/balances; a bad id exits 2', async () => {
     const b = await t.addBusiness({ name: 'Empty' });
-    expect(await ok('balances', '--business', b.businessId)).toEqual({ balances: [] });
+    expect(await ok('balances', '--business', b.businessId)).toEqual({ balances: [{ currency: 'EUR', available: '0.00', pending: '0.00' }] });
     const bad = await kassa('balances', '--business', 'nope');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^--business <uuid> is required/);

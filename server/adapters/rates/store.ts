@@ -1,9 +1,8 @@
 /**
- * Quotes in PostgreSQL (tables in schema.sql): the refresher writes the latest quote per
+ * Quotes in PostgreSQL (tables `rate_quotes` and `rate_sources`, migration 0004): the refresher writes the latest quote per
  * source/base/quote with its fetch time, every web process reads them. Plain SQL over a
  * postgres.js handle, so the adapter needs nothing of the app but a connection.
  */
-import { readFile } from 'node:fs/promises';
 import type postgres from 'postgres';
 import type { Crypto, Fiat } from './currencies.js';
 import type { Quote } from './quote.js';
@@ -16,13 +15,6 @@ export type Sql = postgres.Sql;
  */
 const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const date = (text: string | null): Date | null => (text === null ? null : new Date(text));
-
-export const RATES_SCHEMA_URL = new URL('./schema.sql', import.meta.url);
-
-/** Create the tables if missing. */
-export async function applyRatesSchema(sql: Sql): Promise<void> {
-  await sql.unsafe(await readFile(RATES_SCHEMA_URL, 'utf8'));
-}
 
 /**
  * Upsert quotes in one statement. A row is only replaced by a newer one, so a slow round of one

@@ -14,20 +14,14 @@
  * nothing. Same file twice → the same rows.
  */
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import type postgres from 'postgres';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { canonicalAddress, networkOfSdnEntry, type KassaNetwork } from './networks.rules.js';
 
 export type Sql = postgres.Sql;
 
-export const SCREENING_SCHEMA_URL = new URL('./schema.sql', import.meta.url);
 export const OFAC_LIST = 'ofac';
 const DC_PREFIX = 'Digital Currency Address - ';
-
-export async function applyScreeningSchema(sql: Sql): Promise<void> {
-  await sql.unsafe(await readFile(SCREENING_SCHEMA_URL, 'utf8'));
-}
 
 /** One digital-currency address of one party, as listed. */
 export type SdnAddress = { currency: string; address: string; partyRef: string; partyName: string };

@@ -5,7 +5,7 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
-import { balances, ledgerEntries, withdrawals } from '../../../db/schema.js';
+import { balances, ledgerEntries } from '../../../db/schema.js';
 
 export type Account = 'MERCHANT' | 'FEES';
 
@@ -78,34 +78,3 @@ export async function sumEntries(db: Queryable, businessId: string): Promise<Bal
     .orderBy(ledgerEntries.account, ledgerEntries.currency);
 }
 
-/** Withdrawal states whose debit is booked but whose outcome is not: `pending` of GET /v1/balances. */
-const IN_FLIGHT_WITHDRAWALS = ['PENDING_APPROVAL', 'PROCESSING'];
-
-export type CurrencyBalance = { currency: string; available: string; pending: string };
-
-/**
- * A business's balances per settlement currency (CONTRACT §4 `GET /v1/balances`,
- * CLI `balances`): `available` is the MERCHANT ledger balance; `pending` the
- * withdrawals accepted and not yet final, already out of `available`. Exact
- * decimal strings as the database holds them (no rounding: they equal the ledger).
- */
-export async function ledgerBalances(db: Queryable, businessId: string): Promise<CurrencyBalance[]> {
-  const rows = (await db.execute(sql`
-    with available as (
-      select currency, amount from ${balances} where business_id = ${businessId} and account = 'MERCHANT'
-    ), pending as (
-      select settlement_currency as currency, sum(deducted_settlement_amount) as amount from ${withdrawals}
-      where business_id = ${businessId} and status in ${sql.raw(`('${IN_FLIGHT_WITHDRAWALS.join("','")}')`)}
-      group by settlement_currency
-    )
-    select coalesce(a.currency, p.currency) as currency,
-      coalesce(a.amount, 0)::text as available, coalesce(p.amount, 0)::text as pending
-    from available a full join pending p on p.currency = a.currency
-    order by 1`)) as unknown as CurrencyBalance[];
-  return rows.map((r) => ({ currency: r.currency, available: plainDecimal(r.available), pending: plainDecimal(r.pending) }));
-}
-
-/** PostgreSQL numeric text without trailing zeros ("12.500" → "12.5", "0.00" → "0"). */
-function plainDecimal(text: string): string {
-  return text.includes('.') ? text.replace(/\.?0+$/, '') : text;
-}

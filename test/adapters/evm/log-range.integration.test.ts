@@ -15,7 +15,6 @@ import type { DepositReport } from '../../../server/adapters/chain/evm/types.js'
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { ANVIL_MNEMONIC, startAnvil, type Anvil } from './anvil.js';
 import { deployTestToken } from './erc20.js';
-import { applyEvmSchema } from './evm-schema.js';
 
 const MAX_RANGE = 4n;
 let anvil: Anvil;
@@ -28,7 +27,6 @@ let refused = 0;
 
 beforeAll(async () => {
   [anvil, database] = await Promise.all([startAnvil(), createTestDatabase()]);
-  await applyEvmSchema(database.sql);
   wallet = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC), transport: http(anvil.url) });
   proxy = createServer(async (req, res) => {
     const chunks: Buffer[] = [];

@@ -18,7 +18,6 @@ import { openEvmSigner } from '../../../server/adapters/chain/evm/signer.js';
 import type { DepositReport } from '../../../server/adapters/chain/evm/types.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { ANVIL_MNEMONIC, startAnvil, until, type Anvil } from './anvil.js';
-import { applyEvmSchema } from './evm-schema.js';
 
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const XPUB = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive("m/44'/60'/0'").publicExtendedKey;
@@ -31,7 +30,6 @@ let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kassa-outage-'));
   [anvil, database] = await Promise.all([startAnvil(['--state', join(dir, 'chain.json')]), createTestDatabase()]);
-  await applyEvmSchema(database.sql);
 });
 
 afterAll(async () => {

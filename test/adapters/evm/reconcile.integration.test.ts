@@ -21,7 +21,6 @@ import type { DepositReport } from '../../../server/adapters/chain/evm/types.js'
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { ANVIL_MNEMONIC, startAnvil, until, type Anvil } from './anvil.js';
 import { deployForwarder } from './erc20.js';
-import { applyEvmSchema } from './evm-schema.js';
 
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const XPUB = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive("m/44'/60'/0'").publicExtendedKey;
@@ -35,7 +34,6 @@ let wallet: WalletClient;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kassa-reconcile-'));
   [anvil, database] = await Promise.all([startAnvil(), createTestDatabase()]);
-  await applyEvmSchema(database.sql);
   wallet = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC), transport: http(anvil.url) });
 });
 

@@ -15,7 +15,6 @@ import { EvmScanner, type ScannerOptions } from '../../../server/adapters/chain/
 import type { DepositReport } from '../../../server/adapters/chain/evm/types.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { ANVIL_MNEMONIC, startAnvil, until, type Anvil } from './anvil.js';
-import { applyEvmSchema } from './evm-schema.js';
 import { deployTestToken } from './erc20.js';
 
 const DEPOSIT_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
@@ -65,7 +64,6 @@ function since(mark: number): string[] {
 
 beforeAll(async () => {
   [anvil, database] = await Promise.all([startAnvil(), createTestDatabase()]);
-  await applyEvmSchema(database.sql);
   wallet = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC), transport: http(anvil.url) });
   const xpub = HDKey.fromMasterSeed(mnemonicToSeedSync(DEPOSIT_MNEMONIC)).derive("m/44'/60'/0'").publicExtendedKey;
   book = addressBook(xpub);

@@ -19,7 +19,6 @@ import type { DepositReport } from '../../../server/adapters/chain/evm/types.js'
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { ANVIL_MNEMONIC, startAnvil, until, type Anvil } from './anvil.js';
 import { deployTestToken } from './erc20.js';
-import { applyEvmSchema } from './evm-schema.js';
 
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const XPUB = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive("m/44'/60'/0'").publicExtendedKey;
@@ -54,7 +53,6 @@ const fresh = () => `0x${Math.random().toString(16).slice(2).padEnd(40, '7')}` a
 
 beforeAll(async () => {
   [anvil, database] = await Promise.all([startAnvil(), createTestDatabase()]);
-  await applyEvmSchema(database.sql);
   dir = mkdtempSync(join(tmpdir(), 'kassa-signer-'));
   mnemonicFile = join(dir, 'mnemonic');
   writeFileSync(mnemonicFile, `${MNEMONIC}\n`, { mode: 0o600 });

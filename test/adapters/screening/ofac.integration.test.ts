@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OfacScreening } from '../../../server/adapters/screening/ofac.js';
-import { applyScreeningSchema, importSdn, parseSdnAdvanced, SdnFormatError } from '../../../server/adapters/screening/ofac-import.js';
+import { importSdn, parseSdnAdvanced, SdnFormatError } from '../../../server/adapters/screening/ofac-import.js';
 import { NOT_LISTED, SanctionsListMissing } from '../../../server/adapters/screening/result.js';
 import { SanctionsScreening } from '../../../server/adapters/screening/sanctions-screening.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
@@ -29,8 +29,6 @@ let ofac: OfacScreening;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await applyScreeningSchema(db.sql);
-  await applyScreeningSchema(db.sql); // idempotent
   dir = mkdtempSync(join(tmpdir(), 'kassa-sdn-'));
   ofac = new OfacScreening(db.sql);
 });

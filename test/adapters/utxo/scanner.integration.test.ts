@@ -7,7 +7,7 @@ import { litecoindAvailable, startLitecoind, type Litecoind } from './litecoind.
 import { accountXpub, recordingSink } from './fixtures.js';
 import { AccountKeys } from '../../../server/adapters/chain/utxo/keys.js';
 import { resolveParams, type ResolvedParams } from '../../../server/adapters/chain/utxo/params.js';
-import { applySchema, setCursor } from '../../../server/adapters/chain/utxo/store.js';
+import { setCursor } from '../../../server/adapters/chain/utxo/store.js';
 import { UtxoScanner } from '../../../server/adapters/chain/utxo/scanner.js';
 import { toBaseUnits, fromBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
 
@@ -25,8 +25,6 @@ describe.skipIf(!available)('UTXO scanner on a Litecoin regtest node', () => {
   beforeAll(async () => {
     node = await startLitecoind();
     db = await createTestDatabase();
-    await applySchema(db.sql);
-    await applySchema(db.sql); // idempotent
     await node.mine(101);
     const info = await node.rpc.call<{ chain: string }>('getblockchaininfo');
     params = resolveParams('LTC', info.chain);

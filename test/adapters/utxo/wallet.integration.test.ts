@@ -10,7 +10,7 @@ import { litecoindAvailable, startLitecoind, type Litecoind } from './litecoind.
 import { accountXpub, MNEMONIC, recordingSink } from './fixtures.js';
 import { AccountKeys } from '../../../server/adapters/chain/utxo/keys.js';
 import { resolveParams, type ResolvedParams } from '../../../server/adapters/chain/utxo/params.js';
-import { applySchema, findPayout } from '../../../server/adapters/chain/utxo/store.js';
+import { findPayout } from '../../../server/adapters/chain/utxo/store.js';
 import { UtxoScanner } from '../../../server/adapters/chain/utxo/scanner.js';
 import { UtxoSigner, RBF_SEQUENCE } from '../../../server/adapters/chain/utxo/signer.js';
 import { PayoutBroadcastError, PayoutConflictError, UtxoWallet } from '../../../server/adapters/chain/utxo/wallet.js';
@@ -45,7 +45,6 @@ describe.skipIf(!available)('UTXO wallet on a Litecoin regtest node', () => {
   beforeAll(async () => {
     node = await startLitecoind();
     db = await createTestDatabase();
-    await applySchema(db.sql);
     await node.mine(101);
     params = resolveParams('LTC', (await node.rpc.call<{ chain: string }>('getblockchaininfo')).chain);
     keys = new AccountKeys(xpub, params);

@@ -25,7 +25,6 @@ export async function openUtxoChain(
     confirmations: config.confirmations,
     fallbackFeeRate: config.fallbackFeeRate,
     sql: options.sql,
-    applySchema: false, // the tables come with Kassa's migrations (0005)
     sink: (report) => options.sink({ ...report, destinationTag: null }),
     signer: options.signer,
     highestAssignedIndex: () => highestAssignedIndex(options.sql, addressSequence),

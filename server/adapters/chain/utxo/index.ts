@@ -9,7 +9,7 @@ import { RpcClient } from './rpc.js';
 import { confirmationsFor, resolveParams, type ResolvedParams, type UtxoNetwork } from './params.js';
 import { UtxoScanner } from './scanner.js';
 import { UtxoWallet } from './wallet.js';
-import { applySchema, creditedThenReorged, readCursor, type Sql } from './store.js';
+import { creditedThenReorged, readCursor, type Sql } from './store.js';
 import { scriptForAddress } from './keys.js';
 import type { PayoutSigner } from './signer.js';
 import type { DepositSink, PayoutRequest, PayoutResult } from './types.js';
@@ -32,8 +32,6 @@ export type UtxoEngineConfig = {
   gap?: number;
   highestAssignedIndex?: () => Promise<number>;
   rpcTimeoutMs?: number;
-  /** Create the tables (default true); false where the app's migrations already did. */
-  applySchema?: boolean;
 };
 
 export type UtxoEngine = {
@@ -66,7 +64,6 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
   const params = resolveParams(config.network, info.chain);
   const keys = new AccountKeys(config.xpub, params);
   const confirmations = confirmationsFor(config.network, config.confirmations);
-  if (config.applySchema !== false) await applySchema(config.sql);
   const scanner = new UtxoScanner({
     rpc,
     sql: config.sql,
@@ -121,5 +118,4 @@ export { NETWORK_PARAMS, UTXO_NETWORKS, resolveParams, type UtxoNetwork } from '
 export { UtxoSigner, readMnemonicFile, SignerConfigError, type PayoutSigner } from './signer.js';
 export { PayoutBroadcastError, PayoutConflictError } from './wallet.js';
 export { InsufficientFundsError } from './wallet.rules.js';
-export { applySchema } from './store.js';
 export type { UtxoDepositReport, DepositSink, PayoutRequest, PayoutResult, ChainState } from './types.js';

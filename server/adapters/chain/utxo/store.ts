@@ -1,8 +1,7 @@
 /**
- * The engine's SQL (tables in schema.sql). Only database I/O here: no node calls, so no
+ * The engine's SQL (tables `utxo_*`, migration 0005). Only database I/O here: no node calls, so no
  * transaction ever waits on a node.
  */
-import { readFileSync } from 'node:fs';
 import type postgres from 'postgres';
 import type { ChainState } from './types.js';
 import type { Branch } from './keys.js';
@@ -12,13 +11,8 @@ export type Sql = postgres.Sql;
 /** The pool or a transaction. */
 export type SqlLike = postgres.Sql | postgres.TransactionSql;
 
-const SCHEMA_URL = new URL('./schema.sql', import.meta.url);
 
 /** Create the engine's tables if they are missing (idempotent). */
-export async function applySchema(sql: Sql): Promise<void> {
-  await sql.unsafe(readFileSync(SCHEMA_URL, 'utf8'));
-}
-
 export type WatchedAddress = { branch: Branch; idx: number; address: string; script: string };
 
 export async function watchedAddresses(sql: SqlLike, network: string): Promise<WatchedAddress[]> {
