@@ -1,26 +1,18 @@
 /**
- * The currencies the rates engine prices, and the decimal type it prices them with.
- *
- * The lists repeat server/money/catalog.ts (FIAT_CURRENCIES, CRYPTO_CURRENCIES) because this
- * adapter is built apart from the app while server/ is being restructured; when wiring it, the
- * lead may import the catalog's lists instead (test/adapters/rates/*.unit.test.ts pin the contents).
+ * The currencies the rates engine prices — the catalog's — and the decimal type it prices them with.
  */
 import { Decimal } from 'decimal.js';
+import { CRYPTO_CURRENCIES, FIAT_CURRENCIES, type CryptoCurrency, type FiatCurrency } from '../../modules/money/index.js';
 
-export const FIAT = [
-  'AED', 'ARS', 'AUD', 'BDT', 'BGN', 'BRL', 'CAD', 'CHF', 'CLP', 'CNY', 'CZK', 'DKK', 'EUR', 'GBP',
-  'HKD', 'HRK', 'HUF', 'IDR', 'ILS', 'INR', 'ISK', 'JPY', 'KES', 'KRW', 'MXN', 'MYR', 'NOK', 'NZD',
-  'PEN', 'PHP', 'PLN', 'QAR', 'RON', 'SEK', 'SGD', 'THB', 'TRY', 'USD', 'VND', 'ZAR',
-] as const;
-export type Fiat = (typeof FIAT)[number];
+export const FIAT = FIAT_CURRENCIES;
+export type Fiat = FiatCurrency;
 
-export const CRYPTO = ['BCH', 'BNB', 'BTC', 'ETH', 'LINK', 'LTC', 'SOL', 'TRX', 'USDC', 'USDT', 'XLM', 'XRP'] as const;
-export type Crypto = (typeof CRYPTO)[number];
+export const CRYPTO = CRYPTO_CURRENCIES;
+export type Crypto = CryptoCurrency;
 
 export type Currency = Fiat | Crypto;
 
-export const isFiat = (code: string): code is Fiat => (FIAT as readonly string[]).includes(code);
-export const isCrypto = (code: string): code is Crypto => (CRYPTO as readonly string[]).includes(code);
+export { isCrypto, isFiat } from '../../modules/money/index.js';
 
 /**
  * Same configuration as the app's `Dec` (server/money/decimal.ts): 60 significant digits,

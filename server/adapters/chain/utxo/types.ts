@@ -1,23 +1,16 @@
 /**
- * The shapes the engine exchanges with Kassa. Copied (not imported) from the app's chain port so
- * the engine stays a self-contained library; they map 1:1 onto `DepositReport` and `Broadcast`.
+ * The shapes the engine exchanges with Kassa: the chain port's own
+ * (`DepositReport`, `Broadcast`), narrowed to the UTXO networks and with
+ * what this family always knows (the sender's fee).
  */
+import type { Broadcast, ChainState, DepositReport } from '../../../modules/networks/ports.js';
 import type { UtxoNetwork } from './params.js';
 
-export type ChainState = 'SEEN' | 'CONFIRMED' | 'DROPPED';
+export type { ChainState };
 
-export type UtxoDepositReport = {
+/** Amounts are whole coins, exact decimal strings; `fromAddress` is '' for a coinbase or a non-standard script. */
+export type UtxoDepositReport = Omit<DepositReport, 'network' | 'destinationTag' | 'dictatedRiskScore' | 'onChainFee'> & {
   network: UtxoNetwork;
-  txHash: string;
-  outputIndex: number;
-  /** Address of the first input's spent output ('' for a coinbase or a non-standard script). */
-  fromAddress: string;
-  toAddress: string;
-  currency: string;
-  /** Whole coins, exact decimal string. */
-  amount: string;
-  state: ChainState;
-  confirmations: number;
   /** What the sender paid: inputs − outputs of the transaction, whole coins. */
   onChainFee: string;
 };
@@ -25,14 +18,7 @@ export type UtxoDepositReport = {
 /** Kassa's deposit ingestion. Must be idempotent per (network, txHash, outputIndex): reports are at-least-once. */
 export type DepositSink = (report: UtxoDepositReport) => Promise<unknown>;
 
-export type PayoutRequest = {
-  /** Idempotency key: the same id always yields the same transaction. */
-  id: string;
-  network: UtxoNetwork;
-  currency: string;
-  toAddress: string;
-  /** Whole coins, decimal string. */
-  amount: string;
-};
+/** A payout (idempotency key `id`: the same id always yields the same transaction), whole coins. */
+export type PayoutRequest = Omit<Broadcast, 'network' | 'destinationTag'> & { network: UtxoNetwork };
 
 export type PayoutResult = { txHash: string };
