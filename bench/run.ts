@@ -11,7 +11,8 @@
  *   --callbacks <n>     callbacks to drain (10000)
  *   --concurrency <n>   worker concurrency (4)
  *   --checkout-runs <n> page loads in Chromium (20)
- *   --only <list>       comma-separated: create,read,checkout,callbacks
+ *   --scan-blocks <n>   blocks mined on anvil and scanned (1000)
+ *   --only <list>       comma-separated: create,read,checkout,callbacks,scan
  *   --out <file>        report path (bench/report.json)
  *   --cpu-prof <dir>    run the Kassa child with --cpu-prof into <dir>
  *
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     callbacks: { type: 'string' },
     concurrency: { type: 'string' },
     'checkout-runs': { type: 'string' },
+    'scan-blocks': { type: 'string' },
     only: { type: 'string' },
     out: { type: 'string', default: join(ROOT, 'bench/report.json') },
     'cpu-prof': { type: 'string' },
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
     callbacks: num('callbacks', values.callbacks),
     workerConcurrency: num('concurrency', values.concurrency),
     checkoutRuns: num('checkout-runs', values['checkout-runs']),
+    scanBlocks: num('scan-blocks', values['scan-blocks']),
     requireBrowser: process.env.KASSA_REQUIRE_BROWSER === '1',
     only,
     kassaNodeArgs: values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])] : [],
