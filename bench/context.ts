@@ -14,7 +14,7 @@ export type BenchOptions = {
   poolSize: number;
   /** Callbacks drained in scenario 3 (default 10,000). */
   callbacks: number;
-  /** graphile-worker concurrency for callbacks and no-op jobs (default 4, Kassa's default). */
+  /** graphile-worker concurrency for callbacks and no-op jobs (default: Kassa's, DEFAULT_CONCURRENCY in jobs/worker.ts). */
   workerConcurrency: number;
   /** Checkout page loads measured in scenario 4 (default 20). */
   checkoutRuns: number;

@@ -10,6 +10,7 @@ import { generateMasterKey, parseMasterKey } from '../server/platform/secrets.js
 import type { BenchContext, BenchOptions } from './context.js';
 import { Cleanup, KASSA_BUNDLE, openBenchDatabase, startFastifyConstant, startKassa, startReceiver } from './env.js';
 import type { Report, Row } from './report.js';
+import { DEFAULT_CONCURRENCY } from '../jobs/worker.js';
 import { callbacksScenario } from './scenarios/callbacks.js';
 import { chainScanScenario } from './scenarios/chain-scan.js';
 import { checkoutScenario, loadPlaywright } from './scenarios/checkout.js';
@@ -25,7 +26,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   connections: 10,
   poolSize: 10,
   callbacks: 10_000,
-  workerConcurrency: 4,
+  workerConcurrency: DEFAULT_CONCURRENCY,
   checkoutRuns: 20,
   scanBlocks: 1000,
   requireBrowser: false,

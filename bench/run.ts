@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- options]`: runs every scenario against a fresh
  * embedded PostgreSQL (or a new database on the server of DATABASE_URL),
- * writes bench/report.json and prints a markdown summary on stdout.
+ * writes bench/report.json (not tracked by git: the committed summary is README.md's table,
+ * refreshed with --readme or --readme-only) and prints a markdown summary on stdout.
  *
  *   --readme            also write the summary into README.md (between the bench markers)
  *   --readme-only       only rewrite README.md from the existing bench/report.json
@@ -9,7 +10,7 @@
  *   --warmup <s>        unmeasured warm-up before scenario 1 (2)
  *   --connections <n>   concurrent connections / callers (10)
  *   --callbacks <n>     callbacks to drain (10000)
- *   --concurrency <n>   worker concurrency (4)
+ *   --concurrency <n>   worker concurrency (Kassa's default, 12)
  *   --checkout-runs <n> page loads in Chromium (20)
  *   --scan-blocks <n>   blocks mined on anvil and scanned (1000)
  *   --only <list>       comma-separated: create,read,checkout,callbacks,scan
