@@ -14,13 +14,15 @@ export type BenchOptions = {
   poolSize: number;
   /** Callbacks drained in scenario 3 (default 10,000). */
   callbacks: number;
-  /** graphile-worker concurrency for callbacks and no-op jobs (default 4, Kassa's default). */
+  /** graphile-worker concurrency for callbacks and no-op jobs (default: Kassa's, DEFAULT_CONCURRENCY in jobs/worker.ts). */
   workerConcurrency: number;
   /** Checkout page loads measured in scenario 4 (default 20). */
   checkoutRuns: number;
+  /** Blocks mined and scanned in scenario 6 (default 1,000). */
+  scanBlocks: number;
   /** Fail the checkout rows (instead of null) when Chromium or playwright-core is missing. */
   requireBrowser: boolean;
-  /** Only these scenarios (create, read, callbacks, checkout); all when empty. */
+  /** Only these scenarios (create, read, callbacks, checkout, scan); all when empty. */
   only: string[];
   /** Extra node flags for the Kassa child process (e.g. --cpu-prof). */
   kassaNodeArgs: string[];

@@ -10,13 +10,15 @@ import { generateMasterKey, parseMasterKey } from '../server/platform/secrets.js
 import type { BenchContext, BenchOptions } from './context.js';
 import { Cleanup, KASSA_BUNDLE, openBenchDatabase, startFastifyConstant, startKassa, startReceiver } from './env.js';
 import type { Report, Row } from './report.js';
+import { DEFAULT_CONCURRENCY } from '../jobs/worker.js';
 import { callbacksScenario } from './scenarios/callbacks.js';
+import { chainScanScenario } from './scenarios/chain-scan.js';
 import { checkoutScenario, loadPlaywright } from './scenarios/checkout.js';
 import { createScenario } from './scenarios/create.js';
 import { readScenario } from './scenarios/read.js';
 import { round } from './stats.js';
 
-export const SCENARIOS = ['create', 'read', 'checkout', 'callbacks'] as const;
+export const SCENARIOS = ['create', 'read', 'checkout', 'callbacks', 'scan'] as const;
 
 export const DEFAULT_OPTIONS: BenchOptions = {
   durationS: 10,
@@ -24,8 +26,9 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   connections: 10,
   poolSize: 10,
   callbacks: 10_000,
-  workerConcurrency: 4,
+  workerConcurrency: DEFAULT_CONCURRENCY,
   checkoutRuns: 20,
+  scanBlocks: 1000,
   requireBrowser: false,
   only: [],
   kassaNodeArgs: [],
@@ -101,6 +104,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
     if (selected('checkout')) rows.push(...(await step(options, 'checkout', () => checkoutScenario(ctx))));
     if (kassa.started()) await (await kassa()).stop();
     if (selected('callbacks')) rows.push(...(await step(options, 'callbacks', () => callbacksScenario(ctx))));
+    if (selected('scan')) rows.push(...(await step(options, 'scan', () => chainScanScenario(ctx))));
     rows.sort((a, b) => a.scenario.localeCompare(b.scenario));
 
     notes.push(
@@ -123,6 +127,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
         callbacks: options.callbacks,
         workerConcurrency: options.workerConcurrency,
         checkoutRuns: options.checkoutRuns,
+        scanBlocks: options.scanBlocks,
       },
       scenarios: rows,
       notes,

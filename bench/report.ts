@@ -34,6 +34,7 @@ export type BenchOptionsUsed = {
   callbacks: number;
   workerConcurrency: number;
   checkoutRuns: number;
+  scanBlocks?: number;
 };
 
 export type Report = {

@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- options]`: runs every scenario against a fresh
  * embedded PostgreSQL (or a new database on the server of DATABASE_URL),
- * writes bench/report.json and prints a markdown summary on stdout.
+ * writes bench/report.json (not tracked by git: the committed summary is README.md's table,
+ * refreshed with --readme or --readme-only) and prints a markdown summary on stdout.
  *
  *   --readme            also write the summary into README.md (between the bench markers)
  *   --readme-only       only rewrite README.md from the existing bench/report.json
@@ -9,9 +10,10 @@
  *   --warmup <s>        unmeasured warm-up before scenario 1 (2)
  *   --connections <n>   concurrent connections / callers (10)
  *   --callbacks <n>     callbacks to drain (10000)
- *   --concurrency <n>   worker concurrency (4)
+ *   --concurrency <n>   worker concurrency (Kassa's default, 12)
  *   --checkout-runs <n> page loads in Chromium (20)
- *   --only <list>       comma-separated: create,read,checkout,callbacks
+ *   --scan-blocks <n>   blocks mined on anvil and scanned (1000)
+ *   --only <list>       comma-separated: create,read,checkout,callbacks,scan
  *   --out <file>        report path (bench/report.json)
  *   --cpu-prof <dir>    run the Kassa child with --cpu-prof into <dir>
  *
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     callbacks: { type: 'string' },
     concurrency: { type: 'string' },
     'checkout-runs': { type: 'string' },
+    'scan-blocks': { type: 'string' },
     only: { type: 'string' },
     out: { type: 'string', default: join(ROOT, 'bench/report.json') },
     'cpu-prof': { type: 'string' },
@@ -74,6 +77,7 @@ async function main(): Promise<void> {
     callbacks: num('callbacks', values.callbacks),
     workerConcurrency: num('concurrency', values.concurrency),
     checkoutRuns: num('checkout-runs', values['checkout-runs']),
+    scanBlocks: num('scan-blocks', values['scan-blocks']),
     requireBrowser: process.env.KASSA_REQUIRE_BROWSER === '1',
     only,
     kassaNodeArgs: values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])] : [],

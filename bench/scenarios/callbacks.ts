@@ -15,7 +15,7 @@ import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { run, type WorkerEvents } from 'graphile-worker';
 import { silentLogger } from '../../db/migrate.js';
-import { startWorker } from '../../jobs/worker.js';
+import { runnerSettings, startWorker } from '../../jobs/worker.js';
 import { enqueueCallback } from '../../server/modules/callbacks/index.js';
 import { withdrawalCallbackBody } from '../../server/modules/callbacks/index.js';
 import { loadConfig } from '../../server/platform/config.js';
@@ -144,10 +144,11 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
     });
     const started = Date.now();
     const cpu = process.cpuUsage();
+    // The same runner settings as Kassa's worker (batch fetch, batched completion): the limit is
+    // never lowered by giving graphile-worker worse settings than Kassa runs with.
     const runner = await run({
       connectionString: ctx.db.url,
-      concurrency: options.workerConcurrency,
-      pollInterval: 1000,
+      ...runnerSettings(options.workerConcurrency),
       noHandleSignals: true,
       logger: silentLogger,
       events,
@@ -174,6 +175,11 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   const flakyCount = Math.max(4, Math.min(n, Math.round(offered * options.durationS)));
   const step = (options.durationS * 1000) / flakyCount;
   options.log(`  callbacks: ${flakyCount} callbacks to a receiver failing 50%, first attempts at ${Math.round(1000 / step)}/s over ${options.durationS} s`);
+  // A backlog of n deliveries waiting for their first attempt (an hour from now) while the measured
+  // ones run: due jobs must still start on time with that many queued for later.
+  options.log(`  callbacks: ${n} deliveries waiting for a later first attempt (the backlog)`);
+  const later = new Date(Date.now() + 3_600_000);
+  await enqueueAll(n, '/later', () => later);
   // The worker first, then the schedule: the first attempt is planned once enqueueing is surely done.
   const flakyWorker = await startWorker(deps, { concurrency: options.workerConcurrency, crontab: false });
   const stopFlakyWorker = ctx.cleanup.add('Kassa worker (failing receiver)', () => flakyWorker.stop());
@@ -217,6 +223,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
     makeRow({ scenario: S, name: 'callbacks to a 50%-failing receiver', metric: 'attempts/s', unit: '/s', kassa: attemptRate, digits: 1,
       note: `${attempts.length} attempts (${failed} failed) for ${flakyCount} deliveries, first attempts offered at ${offered.toFixed(1)}/s; ${stillPending} still retrying at the end` }),
     makeRow({ scenario: S, name: 'callback schedule error p50', metric: 'started_at − planned_at', unit: 'ms', kassa: schedule.p50, digits: 0 }),
-    makeRow({ scenario: S, name: 'callback schedule error p99', metric: 'started_at − planned_at', unit: 'ms', kassa: schedule.p99, digits: 0, target: { of: 'kassa', op: '<=', value: 2000 } }),
+    makeRow({ scenario: S, name: `callback schedule error p99, ${n} waiting`, metric: 'started_at − planned_at', unit: 'ms', kassa: schedule.p99, digits: 0, target: { of: 'kassa', op: '<=', value: 2000 },
+      note: `${n} more deliveries were queued for a first attempt an hour later throughout; planned_at is the slot each attempt was scheduled for (next_attempt_at)` }),
   ];
 }

@@ -49,6 +49,10 @@ async function operator(name: string): Promise<Operator> {
 beforeAll(async () => {
   // Deposits confirm at once (the worker settles them); broadcasts wait an hour, so withdrawals stay put.
   t = await startTestApp({ env: { KASSA_SANDBOX_CONFIRM_DELAY_S: '0', KASSA_SANDBOX_BROADCAST_DELAY_S: '3600' } });
+  // The test clock starts in the past of the real one, where "an hour from now" is already due: the
+  // broadcast then raced the test's reads of PROCESSING (and won once a batch-fetching worker got it
+  // within milliseconds). At the real time, an hour from now is an hour away.
+  t.clock.current = new Date();
   worker = await startTestWorker(t.deps);
   ann = await operator('ann');
   bob = await operator('bob');

@@ -95,7 +95,7 @@ export function checkoutPage(
 <html lang="${escapeAttr(lang)}"${lang === 'ar' ? ' dir="rtl"' : ''}><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><meta name="robots" content="noindex"><title>Checkout</title>
 <style>html,body{margin:0;min-height:100%;background:#f2f4f7}crypto-checkout{display:block;min-height:100vh}</style>
-<script type="module" src="${escapeAttr(widgetSrc)}"></script>${preload ? `\n<link rel="modulepreload" href="${escapeAttr(preload)}">` : ''}</head>
+<link rel="modulepreload" href="${escapeAttr(widgetSrc)}"><script type="module" src="${escapeAttr(widgetSrc)}"></script>${preload ? `\n<link rel="modulepreload" href="${escapeAttr(preload)}">` : ''}</head>
 <body><crypto-checkout payment-url="${escapeAttr(paymentUrl)}" full-page>${data}</crypto-checkout></body></html>`;
 }
 
@@ -130,7 +130,8 @@ export function checkoutRoutes(app: FastifyInstance, deps: Deps): void {
     { helmet: { frameguard: false, contentSecurityPolicy: false, crossOriginEmbedderPolicy: false } },
     async (request, reply) => {
       const { token } = request.params;
-      reply.header('content-security-policy', CHECKOUT_CSP).header('cache-control', 'no-store');
+      // The module is asked for with the response headers, before the browser parses the page.
+      reply.header('content-security-policy', CHECKOUT_CSP).header('cache-control', 'no-store').header('link', `<${widgetSrc}>; rel=modulepreload`);
       const html = request.headers.accept?.includes('text/html');
       try {
         // The page costs what the checkout API's `get` costs, so it counts against the same limits.

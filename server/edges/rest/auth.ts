@@ -12,7 +12,8 @@ import type { Business } from '../../modules/businesses/index.js';
 import type { Deps } from '../../deps.js';
 import { forbidden, KassaError, unauthorized } from '../../platform/errors.js';
 import type { Scope } from '../../modules/money/index.js';
-import { decryptSecret, safeEqual } from '../../platform/secrets.js';
+import { safeEqual } from '../../platform/secrets.js';
+import { cachedSecret } from '../../platform/secret-cache.js';
 import { MAX_CLOCK_SKEW_S, diagnoseAuthorization, parseAuthorization, sign, signedStringShape } from './signature.rules.js';
 
 /** The verified caller, with its business as read in the same query (the request's view of its settings). */
@@ -58,7 +59,8 @@ async function verify(deps: Deps, request: FastifyRequest, parsed: ReturnType<ty
         'Send the current UNIX time in seconds and keep the clock synchronised (NTP).',
     );
   }
-  // Read on every request, never cached: a revoked key is refused from the moment the revocation commits.
+  // The key row is read on every request, never cached: a revoked key is refused from the moment the
+  // revocation commits (only the decrypted secret is cached, platform/secret-cache.ts).
   const [found] = await keyQuery(deps.database.db).execute({ key: parsed.apiKey });
   // The same answer for unknown and revoked keys and bad signatures: no oracle for key existence.
   // It shows the string the server verified (from the request's own parts), never the secret or the expected signature.
@@ -70,7 +72,7 @@ async function verify(deps: Deps, request: FastifyRequest, parsed: ReturnType<ty
     );
   if (!found || found.key.revokedAt) throw invalid();
   const { key, business } = found;
-  const expected = sign(decryptSecret(deps.masterKey, key.secretEnc), String(parsed.timestamp), request.method, request.url, request.rawBody ?? '');
+  const expected = sign(cachedSecret(deps.masterKey, key.secretEnc), String(parsed.timestamp), request.method, request.url, request.rawBody ?? '');
   if (!safeEqual(expected, parsed.signature)) throw invalid();
   return { apiKeyId: key.id, apiKey: key.key, businessId: key.businessId, scopes: key.scopes, business };
 }

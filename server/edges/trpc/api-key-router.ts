@@ -3,6 +3,7 @@ import { and, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { apiKeys } from '../../../db/schema.js';
 import { notFound } from '../../platform/errors.js';
+import { forgetSecret } from '../../platform/secret-cache.js';
 import { SCOPES } from '../../modules/money/index.js';
 import { adminProcedure, operatorProcedure, router } from './init.js';
 import { createApiKey, getBusiness } from '../../modules/businesses/index.js';
@@ -23,14 +24,15 @@ export const apiKeyRouter = router({
       .where(eq(apiKeys.businessId, input.businessId))
       .orderBy(desc(apiKeys.createdAt))),
   ),
-  /** Revoked keys are refused from the next request on (keys are not cached). */
+  /** Revoked keys are refused from the next request on (the key row is read on every request; only the decrypted secret is cached, and dropped here). */
   revoke: adminProcedure.input(z.strictObject({ apiKeyId: z.guid() })).mutation(async ({ ctx, input }) => {
     const [row] = await ctx.deps.database.db
       .update(apiKeys)
       .set({ revokedAt: ctx.deps.now() })
       .where(and(eq(apiKeys.id, input.apiKeyId), isNull(apiKeys.revokedAt)))
-      .returning({ apiKeyId: apiKeys.id, revokedAt: apiKeys.revokedAt });
+      .returning({ apiKeyId: apiKeys.id, revokedAt: apiKeys.revokedAt, secretEnc: apiKeys.secretEnc });
     if (!row) throw notFound(`Active API key ${input.apiKeyId} not found.`);
-    return unixTimes(row);
+    forgetSecret(ctx.deps.masterKey, row.secretEnc);
+    return unixTimes({ apiKeyId: row.apiKeyId, revokedAt: row.revokedAt });
   }),
 });

@@ -16,7 +16,7 @@ import { businesses, callbackAttempts, callbackDeliveries, previousCallbackSecre
 import { addJobSql, enqueue } from '../../../jobs/enqueue.js';
 import type { CallbacksDeps as Deps } from './ports.js';
 import { KassaError, notFound } from '../../platform/errors.js';
-import { decryptSecret } from '../../platform/secrets.js';
+import { cachedSecret } from '../../platform/secret-cache.js';
 import { callbackHeaders, newWebhookId } from './signing.js';
 
 export type CallbackKind = 'WITHDRAWAL' | 'PAYMENT';
@@ -90,11 +90,15 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
   const startedAt = deps.now();
   // During a rotation's overlap both secrets sign, so a receiver with either one verifies.
   const secrets = [found.secret, ...(found.previous && found.previous.expiresAt > startedAt ? [found.previous.secretEnc] : [])].map((s) =>
-    decryptSecret(deps.masterKey, s),
+    cachedSecret(deps.masterKey, s),
   );
   const attempt = delivery.attempts + 1;
   const interval = deps.config.callbackRetryIntervalS;
-  const plannedAt = new Date(delivery.firstAttemptAt.getTime() + (attempt - delivery.cycleStartAttempt - 1) * interval * 1000);
+  // The slot this attempt was scheduled for: next_attempt_at, which is first + n × interval, or a
+  // later slot when nextAttemptAt skipped slots already past (then first + (attempt − 1) × interval
+  // would charge this attempt with the lateness of the one before it).
+  const plannedAt =
+    delivery.nextAttemptAt ?? new Date(delivery.firstAttemptAt.getTime() + (attempt - delivery.cycleStartAttempt - 1) * interval * 1000);
   // A fresh timestamp (and so signature) per attempt; the webhook-id stays.
   const result = await deps.callbacks.post(delivery.url, delivery.body, callbackHeaders(secrets, delivery.webhookId, delivery.body, startedAt));
   const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
