@@ -144,7 +144,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
     });
     const started = Date.now();
     const cpu = process.cpuUsage();
-    // The same runner settings as Kassa's worker (batch fetch, batched completion): the limit is
+    // The same runner settings as Kassa's worker (concurrency, poll interval): the limit is
     // never lowered by giving graphile-worker worse settings than Kassa runs with.
     const runner = await run({
       connectionString: ctx.db.url,

@@ -135,13 +135,20 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
  * hours). Returns how many were re-added.
  */
 export async function sweepCallbacks(deps: Deps): Promise<number> {
+  const stale = Math.ceil(deps.config.callbackTimeoutMs / 1000) + 60;
   const overdue = await deps.database.db.execute(sql`
     select d.id from callback_deliveries d
     where d.status = 'PENDING' and d.next_attempt_at < ${new Date(deps.now().getTime() - 30_000).toISOString()}::timestamptz
       and not exists (
-        select 1 from graphile_worker.jobs j
+        -- A live job: attempts left, and neither it nor its queue held by a lock older than any
+        -- attempt can take. (A worker killed with a batch in hand leaves those jobs' queues locked
+        -- for hours, and an unlocked payment callback job waiting in such a queue would never run.)
+        select 1 from graphile_worker._private_jobs j
+        left join graphile_worker._private_job_queues q on q.id = j.job_queue_id
         where j.key = 'deliver_callback:' || d.id
-          and (j.locked_at is null or j.locked_at > now() - make_interval(secs => ${Math.ceil(deps.config.callbackTimeoutMs / 1000) + 60}))
+          and j.attempts < j.max_attempts
+          and (j.locked_at is null or j.locked_at > now() - make_interval(secs => ${stale}))
+          and (q.locked_at is null or q.locked_at > now() - make_interval(secs => ${stale}))
       )
     limit 1000`);
   const ids = (overdue as unknown as { id: string }[]).map((r) => r.id);

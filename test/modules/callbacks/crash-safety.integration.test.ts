@@ -14,6 +14,7 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { callbackAttempts, callbackDeliveries } from '../../../db/schema.js';
 import { sweepCallbacks } from '../../../server/modules/callbacks/delivery.service.js';
+import { forceOutcome } from '../../../server/modules/withdrawals/withdrawal-broadcast.job.js';
 import { verifyCallback } from '../../../server/modules/callbacks/signing.js';
 import { postEntries } from '../../../server/modules/ledger/ledger.service.js';
 import { startTestApp, TEST_MASTER_KEY, type TestApp } from '../../helpers/app.js';
@@ -159,4 +160,38 @@ it('a worker killed during an attempt: the sweep re-adds the job and a fresh wor
   expect(body).toMatchObject({ status: 'COMPLETED', withdrawalId, clientWithdrawalId: 'crash-1' });
   const attempts = await t.db.db.select().from(callbackAttempts).where(eq(callbackAttempts.deliveryId, delivery!.id));
   expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([[1, 200]]);
+});
+
+it('a job waiting behind a queue its dead worker left locked (payment callbacks run in their subject’s queue) is re-added by the sweep; behind a fresh lock it is left alone', async () => {
+  await worker?.stop();
+  worker = null;
+  await postEntries(t.db.db, [{ businessId: t.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '1000.00', kind: 'TEST' }], new Date());
+  const res = await t.signed('POST', '/v1/withdrawals', {
+    clientWithdrawalId: 'queued-1', businessId: t.business.businessId, withdrawCurrency: 'BTC', network: 'BTC',
+    address: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', amount: '0.01',
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  const withdrawalId = res.json().withdrawalId as string;
+  // The outcome (and so the delivery and its first job, in the subject's queue) without a worker.
+  await forceOutcome(t.deps, t.deps.chains, t.business.businessId, withdrawalId, 'COMPLETED');
+  const [delivery] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.subjectId, withdrawalId));
+  const key = `deliver_callback:${delivery!.id}`;
+  // As a payment callback's job: in its subject's queue (withdrawal callbacks run outside queues).
+  await t.db.db.execute(sql`select graphile_worker.add_job('deliver_callback', ${JSON.stringify({ deliveryId: delivery!.id })}::json,
+    queue_name => ${`callbacks:${withdrawalId}`}, job_key => ${key}, max_attempts => 3)`);
+  const lockQueue = (age: string) =>
+    t.db.db.execute(sql`
+      update graphile_worker._private_job_queues set locked_at = now() - ${age}::interval, locked_by = 'a-dead-worker'
+      where id = (select job_queue_id from graphile_worker._private_jobs where key = ${key})`);
+  const later = { ...t.deps, now: () => new Date(Date.now() + 120_000) };
+  await lockQueue('1 second'); // a live worker running another job of the subject
+  expect(await sweepCallbacks(later)).toBe(0);
+  await lockQueue('10 minutes'); // its worker died hours ago, in graphile-worker's eyes still holding it
+  expect(await sweepCallbacks(later)).toBe(1);
+  expect(await sweepCallbacks(later)).toBe(0);
+  worker = await startTestWorker(t.deps);
+  await eventually(async () => {
+    const [d] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.id, delivery!.id));
+    return d!.status === 'DELIVERED' ? d : null;
+  }, 15_000, 'the callback behind the dead queue to be delivered');
 });
