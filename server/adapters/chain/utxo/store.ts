@@ -116,16 +116,7 @@ export async function markSpent(sql: SqlLike, network: string, spends: { txid: s
     where o.network = ${network} and o.txid = s.txid and o.vout = s.vout and o.spent_by is distinct from s.spender`;
 }
 
-export type OutputRow = {
-  txid: string;
-  vout: number;
-  branch: Branch;
-  idx: number;
-  address: string;
-  script: string;
-  amount: bigint;
-  fromAddress: string;
-  fee: bigint | null;
+export type OutputRow = NewOutput & {
   blockHash: string | null;
   blockHeight: number | null;
   state: ChainState;
