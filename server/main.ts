@@ -14,6 +14,7 @@ import { createServer, type KassaServer } from './edges/app.js';
 import { createDemoBusinessIfEmpty, demoBanner, productionHint } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { buildDeps, buildLiveDeps, openKassaDatabase } from './compose.js';
+import { signsIn } from './adapters/chain/live/live-chains.js';
 import type { TaskSelection } from '../jobs/worker.js';
 
 /** How long running jobs may take to finish at shutdown before the process stops anyway. */
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   }
   const log = deps.log;
   // Live: payouts and sweeps run only where the keys are (the signer, or a combined process given the mnemonic).
-  const signs = !config.sandbox && (role === 'signer' || (role === 'all' && !!process.env.KASSA_SIGNER_MNEMONIC_FILE?.trim()));
+  const signs = !config.sandbox && signsIn(role, process.env.KASSA_SIGNER_MNEMONIC_FILE?.trim() || undefined);
   const tasks: TaskSelection = config.sandbox ? 'all' : role === 'signer' ? 'payouts' : signs ? 'all' : 'without-payouts';
 
   let server: KassaServer | null = null;

@@ -14,13 +14,12 @@ import { postEntries } from '../../../server/modules/ledger/index.js';
 import { verifyCallback } from '../../../server/modules/callbacks/index.js';
 import { Dec } from '../../../server/modules/money/index.js';
 import { parseMasterKey } from '../../../server/platform/secrets.js';
-import { fromBaseUnits, toBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
 import { AccountKeys, resolveParams } from '../../../server/adapters/chain/utxo/index.js';
 import { TEST_MASTER_KEY } from '../../helpers/app.js';
 import { eventually } from '../../helpers/worker.js';
 import { testXpub } from '../../helpers/watch-only.js';
 import { headersOf } from '../../modules/callbacks/receiver.js';
-import { litecoindAvailable, startLitecoind, type Litecoind } from '../utxo/litecoind.js';
+import { litecoindAvailable, mineConflict, startLitecoind, type Litecoind } from '../utxo/litecoind.js';
 import { startLiveApp, type LiveApp } from './live-app.js';
 
 const CONFIRMATIONS = 3;
@@ -154,18 +153,7 @@ describe.skipIf(!available)('live mode on a Litecoin regtest node', () => {
     expect((await payment(p.id)).status).toBe('AWAITING');
     await node.rpc.call('invalidateblock', [minedIn]);
     // A conflicting transaction spends the same inputs back to the funder, mined on the new chain.
-    const raw = await node.rpc.call<{ vin: { txid: string; vout: number }[] }>('getrawtransaction', [txid, true]);
-    let inputTotal = 0n;
-    for (const vin of raw.vin) {
-      const prev = await node.rpc.call<{ vout: { n: number; value: string }[] }>('getrawtransaction', [vin.txid, true]);
-      inputTotal += toBaseUnits(prev.vout.find((o) => o.n === vin.vout)!.value);
-    }
-    const conflict = await node.funder.call<string>('createrawtransaction', [
-      raw.vin.map((v) => ({ txid: v.txid, vout: v.vout })),
-      { [node.funderAddress]: fromBaseUnits(inputTotal - 100_000n) },
-    ]);
-    const signed = await node.funder.call<{ hex: string }>('signrawtransactionwithwallet', [conflict]);
-    await node.rpc.call('generateblock', [node.funderAddress, [signed.hex]]);
+    expect(await mineConflict(node, txid)).toBe(true);
     await mineAndScan(CONFIRMATIONS + 2);
     const read = await payment(p.id);
     expect(read.status).not.toBe('DEPOSITED');

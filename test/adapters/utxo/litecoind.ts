@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RpcClient } from '../../../server/adapters/chain/utxo/rpc.js';
+import { fromBaseUnits, toBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
 
 export const LITECOIND = process.env.KASSA_LITECOIND ?? '/usr/bin/litecoind';
 
@@ -151,4 +152,25 @@ export async function startLitecoind(): Promise<Litecoind> {
     pay: (address, amount) => funder.call<string>('sendtoaddress', [address, amount]),
     stop,
   };
+}
+
+/**
+ * Double-spend `txid` (back in the mempool after `invalidateblock`): a transaction spending the same
+ * inputs back to the funder, mined in one block on the current chain. Returns whether the wallet
+ * signed it completely.
+ */
+export async function mineConflict(node: Litecoind, txid: string): Promise<boolean> {
+  const raw = await node.rpc.call<{ vin: { txid: string; vout: number }[] }>('getrawtransaction', [txid, true]);
+  let inputTotal = 0n;
+  for (const vin of raw.vin) {
+    const prev = await node.rpc.call<{ vout: { n: number; value: string }[] }>('getrawtransaction', [vin.txid, true]);
+    inputTotal += toBaseUnits(prev.vout.find((o) => o.n === vin.vout)!.value);
+  }
+  const conflict = await node.funder.call<string>('createrawtransaction', [
+    raw.vin.map((v) => ({ txid: v.txid, vout: v.vout })),
+    { [node.funderAddress]: fromBaseUnits(inputTotal - 100_000n) },
+  ]);
+  const signed = await node.funder.call<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', [conflict]);
+  await node.rpc.call('generateblock', [node.funderAddress, [signed.hex]]);
+  return signed.complete;
 }

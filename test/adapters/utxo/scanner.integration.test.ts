@@ -3,7 +3,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
-import { litecoindAvailable, startLitecoind, type Litecoind } from './litecoind.js';
+import { litecoindAvailable, mineConflict, startLitecoind, type Litecoind } from './litecoind.js';
 import { accountXpub, recordingSink } from './fixtures.js';
 import { AccountKeys } from '../../../server/adapters/chain/utxo/keys.js';
 import { resolveParams, type ResolvedParams } from '../../../server/adapters/chain/utxo/params.js';
@@ -127,19 +127,7 @@ describe.skipIf(!available)('UTXO scanner on a Litecoin regtest node', () => {
     await node.rpc.call('invalidateblock', [minedIn]);
     expect(await node.rpc.call<string[]>('getrawmempool')).toContain(txid);
     // A conflicting transaction spending the same inputs back to the funder, mined on the fork.
-    const raw = await node.rpc.call<{ vin: { txid: string; vout: number }[] }>('getrawtransaction', [txid, true]);
-    let inputTotal = 0n;
-    for (const vin of raw.vin) {
-      const prev = await node.rpc.call<{ vout: { n: number; value: string }[] }>('getrawtransaction', [vin.txid, true]);
-      inputTotal += toBaseUnits(prev.vout.find((o) => o.n === vin.vout)!.value);
-    }
-    const conflict = await node.funder.call<string>('createrawtransaction', [
-      raw.vin.map((v) => ({ txid: v.txid, vout: v.vout })),
-      { [node.funderAddress]: fromBaseUnits(inputTotal - 100_000n) },
-    ]);
-    const signed = await node.funder.call<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', [conflict]);
-    expect(signed.complete).toBe(true);
-    await node.rpc.call('generateblock', [node.funderAddress, [signed.hex]]);
+    expect(await mineConflict(node, txid)).toBe(true);
     await node.mine(7);
     expect(await node.rpc.call<string[]>('getrawmempool')).not.toContain(txid);
     // Core still returns the transaction, with the stale block: the scanner must not trust that.

@@ -34,6 +34,11 @@ export type LiveChains = {
   close(): Promise<void>;
 };
 
+/** Whether a process of `role` signs: the signer role, or the combined process given the mnemonic file. */
+export function signsIn(role: ProcessRole, mnemonicFile: string | undefined): boolean {
+  return role === 'signer' || (role === 'all' && !!mnemonicFile);
+}
+
 /** Run `step` every `everyMs` until stopped, one at a time; errors go to `onError` and the loop goes on. */
 function loop(name: string, everyMs: number, step: () => Promise<unknown>, onError: (error: unknown) => void): LoopTask {
   let timer: NodeJS.Timeout | null = null;
@@ -87,7 +92,7 @@ export async function openLiveChains(
     startAttempts?: number;
   },
 ): Promise<LiveChains> {
-  const signs = options.role === 'signer' || (options.role === 'all' && !!config.mnemonicFile);
+  const signs = signsIn(options.role, config.mnemonicFile);
   if (options.role === 'signer' && !config.mnemonicFile) {
     throw new LiveChainConfigError('--role=signer needs KASSA_SIGNER_MNEMONIC_FILE (a 0600 file holding the BIP-39 mnemonic behind the xpubs)');
   }
