@@ -8,7 +8,7 @@
  * measures it against its 25 KB gzip budget):
  * - `minifyLitTemplates`: minifiers leave template strings alone, so the
  *   html`` and css`` templates of widget/ would ship their indentation;
- * - `treeShakeTrpcWsLink`: see below.
+ * - `treeShakeTrpcWsLink`, `modernTrpcHelpers`: see below.
  */
 import { defineConfig, parseAst, type Plugin } from 'vite';
 
@@ -90,8 +90,34 @@ export function treeShakeTrpcWsLink(): Plugin {
   };
 }
 
+/**
+ * @trpc/client 11 ships Babel's ES5 helpers for object spread and class
+ * fields (`_objectSpread2`, `_defineProperty` with `_typeof`, `toPrimitive`,
+ * ~0.4 KB gzip). The widget targets ES2022, where the same operations are
+ * built in: every call site passes a fresh `{}` target or `this` with a
+ * string key, so `Object.assign` and `Object.defineProperty` do exactly what
+ * the helpers do. A no-op when the module no longer exports these two.
+ */
+export function modernTrpcHelpers(): Plugin {
+  const exported = 'export { _defineProperty as n, _objectSpread2 as t };';
+  return {
+    name: 'kassa:modern-trpc-helpers',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!/[\\/]@trpc[\\/]client[\\/]dist[\\/]objectSpread2-[\w-]+\.mjs$/.test(id) || !code.includes(exported)) return null;
+      return {
+        code:
+          'const _defineProperty = (e, r, t) => Object.defineProperty(e, r, { value: t, enumerable: true, configurable: true, writable: true });\n' +
+          'const _objectSpread2 = Object.assign;\n' +
+          exported,
+        map: null,
+      };
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [minifyLitTemplates(), treeShakeTrpcWsLink()],
+  plugins: [minifyLitTemplates(), treeShakeTrpcWsLink(), modernTrpcHelpers()],
   build: {
     outDir: 'dist/widget',
     emptyOutDir: true,

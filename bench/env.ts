@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -302,4 +302,50 @@ export function cpuMs(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU time (user + system) the PostgreSQL server listening on `port` has used so far, in ms: the
+ * postmaster with its reaped children (cutime, cstime) plus every backend alive now, from /proc
+ * (Linux); null elsewhere or when no such server runs on this machine (a remote DATABASE_URL).
+ */
+export function postgresCpuMs(port: number): number | null {
+  try {
+    const procs = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+    const stat = (pid: string) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    let postmaster: string | undefined;
+    for (const pid of procs) {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        const p = args.indexOf('-p');
+        if (/postgres$/.test(args[0] ?? '') && p >= 0 && args[p + 1] === String(port)) postmaster = pid;
+      } catch {
+        // gone
+      }
+    }
+    if (!postmaster) return null;
+    const own = stat(postmaster);
+    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+    for (const pid of procs) {
+      try {
+        const f = stat(pid);
+        if (f[1] === postmaster) ticks += Number(f[11]) + Number(f[12]);
+      } catch {
+        // exited between the listing and the read: its time is in the postmaster's cutime now
+      }
+    }
+    return ticks * 10;
+  } catch {
+    return null;
+  }
+}
+
+/** Starts counting the database server's CPU; the function returned gives the ms per operation since. */
+export function postgresCpuMeter(databaseUrl: string): (operations: number) => number | null {
+  const port = Number(new URL(databaseUrl).port || 5432);
+  const before = postgresCpuMs(port);
+  return (operations) => {
+    const after = postgresCpuMs(port);
+    return before !== null && after !== null && operations ? (after - before) / operations : null;
+  };
 }

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import type { BenchContext } from '../context.js';
-import { cpuMs, RssSampler } from '../env.js';
+import { cpuMs, postgresCpuMeter, RssSampler } from '../env.js';
 import { runAutocannon, runClosedLoop, runPaced, type LoadResult } from '../load.js';
 import { makeRow, type Row } from '../report.js';
 import { quantile, sleep } from '../stats.js';
@@ -53,6 +53,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   let paced: LoadResult;
   let halfRate: number;
   let kassaCpu: number | null = null;
+  let kassaPgCpu: number | null = null;
   try {
     if (options.warmupS > 0) {
       options.log(`  create: warm-up ${options.warmupS} s`);
@@ -60,9 +61,11 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     }
     options.log(`  create: Kassa at full speed, ${options.durationS} s`);
     const cpu0 = cpuMs(kassa.pid);
+    const pgCpu = postgresCpuMeter(ctx.db.url);
     max = await load(kassa.url);
     const cpu1 = cpuMs(kassa.pid);
     kassaCpu = cpu0 !== null && cpu1 !== null && max.ok ? (cpu1 - cpu0) / max.ok : null;
+    kassaPgCpu = pgCpu(max.ok);
     halfRate = Math.max(1, Math.floor(max.rps / 2));
     options.log(`  create: Kassa at half that rate (${halfRate} req/s, autocannon overallRate), ${options.durationS} s`);
     half = await load(kassa.url, halfRate);
@@ -75,13 +78,16 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   options.log(`  create: raw INSERT + COMMIT through postgres.js, ${options.durationS} s`);
   const raw = postgres(ctx.db.url, { max: options.poolSize, onnotice: () => {} });
   let insert: LoadResult;
+  let rawPgCpu: number | null = null;
   try {
     await raw`create table if not exists bench_raw_insert (
       id uuid primary key default gen_random_uuid(),
       client_id text not null unique,
       amount numeric not null,
       created_at timestamptz not null default now())`;
+    const pgCpu = postgresCpuMeter(ctx.db.url);
     insert = await runClosedLoop((i) => raw`insert into bench_raw_insert (client_id, amount) values (${`${runId}-${i}`}, ${'25.00'})`, options.connections, options.durationS);
+    rawPgCpu = pgCpu(insert.ok);
   } finally {
     await raw.end({ timeout: 5 });
   }
@@ -105,6 +111,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
       note: `limit: one single-row INSERT (autocommit) per operation, postgres.js pool ${options.poolSize}, ${options.connections} concurrent callers` }),
     makeRow({ scenario: S, name: 'create payment vs bare Fastify', metric: `requests/s, ${conc}`, unit: 'req/s', kassa: max.rps, limit: framework.rps, digits: 0 }),
     makeRow({ scenario: S, name: 'create CPU per request vs bare Fastify', metric: 'server process CPU (user+sys) / 2xx, at max rate', unit: 'ms', kassa: kassaCpu, limit: fastifyCpu, digits: 3 }),
+    makeRow({ scenario: S, name: 'create PostgreSQL CPU per request vs per raw INSERT', metric: 'database server CPU (user+sys, all backends) / operation, at max rate', unit: 'ms', kassa: kassaPgCpu, limit: rawPgCpu, digits: 3 }),
     makeRow({ scenario: S, name: 'create latency p50 at max rate', metric: 'p50 latency (limit: raw insert)', unit: 'ms', kassa: max.p50, limit: insert.p50, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p95 at max rate', metric: 'p95 latency (limit: raw insert)', unit: 'ms', kassa: max.p95, limit: insert.p95, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p99 at max rate', metric: 'p99 latency (limit: raw insert)', unit: 'ms', kassa: max.p99, limit: insert.p99, digits: 2 }),

@@ -6,7 +6,7 @@
 import postgres from 'postgres';
 import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import { createCryptoPayment, simulateDepositOverHttp, type BenchContext } from '../context.js';
-import { cpuMs } from '../env.js';
+import { cpuMs, postgresCpuMeter } from '../env.js';
 import { runAutocannon, runClosedLoop } from '../load.js';
 import { makeRow, type Row } from '../report.js';
 
@@ -21,6 +21,7 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
 
   options.log(`  read: Kassa GET ${path}, ${options.durationS} s`);
   const cpu0 = cpuMs(kassa.pid);
+  const pgReadCpu = postgresCpuMeter(ctx.db.url);
   const read = await runAutocannon({
     url: kassa.url,
     method: 'GET',
@@ -31,13 +32,17 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
   });
 
   const cpu1 = cpuMs(kassa.pid);
+  const pgCpuPerRead = pgReadCpu(read.ok);
   const cpuPerRead = cpu0 !== null && cpu1 !== null && read.ok ? (cpu1 - cpu0) / read.ok : null;
 
   options.log(`  read: raw primary-key SELECT through postgres.js, ${options.durationS} s`);
   const raw = postgres(ctx.db.url, { max: options.poolSize, onnotice: () => {} });
   let select;
+  let pgCpuPerSelect: number | null = null;
   try {
+    const pgCpu = postgresCpuMeter(ctx.db.url);
     select = await runClosedLoop(() => raw`select * from payments where id = ${paymentId}`, options.connections, options.durationS);
+    pgCpuPerSelect = pgCpu(select.ok);
   } finally {
     await raw.end({ timeout: 5 });
   }
@@ -46,6 +51,7 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
     makeRow({ scenario: S, name: 'read payment (3 deposits) vs raw PK SELECT', metric: `requests/s, ${options.connections} connections`, unit: 'req/s', kassa: read.rps, limit: select.rps, digits: 0,
       note: `${read.errors} errors; limit: one SELECT * FROM payments WHERE id = $1 per operation, pool ${options.poolSize}` }),
     makeRow({ scenario: S, name: 'read CPU per request', metric: 'server process CPU (user+sys) / 2xx', unit: 'ms', kassa: cpuPerRead, digits: 3 }),
+    makeRow({ scenario: S, name: 'read PostgreSQL CPU per request vs per raw SELECT', metric: 'database server CPU (user+sys, all backends) / operation', unit: 'ms', kassa: pgCpuPerRead, limit: pgCpuPerSelect, digits: 3 }),
     makeRow({ scenario: S, name: 'read latency p50', metric: 'p50 latency (limit: raw select)', unit: 'ms', kassa: read.p50, limit: select.p50, digits: 2 }),
     makeRow({ scenario: S, name: 'read latency p99', metric: 'p99 latency (limit: raw select)', unit: 'ms', kassa: read.p99, limit: select.p99, digits: 2 }),
   ];

@@ -95,8 +95,10 @@ export async function createServer({ deps, logger, checkResponses = false }: Ser
     request.rawBody = body as string;
     parseJson(request, body as string, done);
   });
-  app.addHook('onSend', async (request, reply) => {
+  // Callback-style hooks: an async one costs a promise per request on the hot paths.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
 
   await app.register(helmet, { global: true });

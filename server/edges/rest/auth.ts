@@ -8,7 +8,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { preparedPerPool } from '../../../db/client.js';
 import { apiKeys, businesses } from '../../../db/schema.js';
-import type { Business } from '../../modules/businesses/index.js';
+import type { Business, CallerProof } from '../../modules/businesses/index.js';
 import type { Deps } from '../../deps.js';
 import { forbidden, KassaError, unauthorized } from '../../platform/errors.js';
 import type { Scope } from '../../modules/money/index.js';
@@ -16,8 +16,15 @@ import { safeEqual } from '../../platform/secrets.js';
 import { cachedSecret } from '../../platform/secret-cache.js';
 import { MAX_CLOCK_SKEW_S, diagnoseAuthorization, parseAuthorization, sign, signedStringShape } from './signature.rules.js';
 
-/** The verified caller, with its business as read in the same query (the request's view of its settings). */
-export type ApiCaller = { apiKeyId: string; apiKey: string; businessId: string; scopes: readonly string[]; business: Business };
+/**
+ * The verified caller, with its business as read in the same query (the request's view of its settings).
+ * `proof` is set when key and business came from this process's cache and the operation's own
+ * statement must confirm them (modules/businesses/caller-proof.ts); absent, they were read just now.
+ */
+export type ApiCaller = { apiKeyId: string; apiKey: string; businessId: string; scopes: readonly string[]; business: Business; proof?: CallerProof };
+
+/** How an operation has its caller confirmed: by reading the key row first, or inside its own statement. */
+export type Confirmation = 'READ_KEY' | 'IN_STATEMENT';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,10 +34,14 @@ declare module 'fastify' {
   }
 }
 
-export async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiCaller> {
+export async function authenticate(deps: Deps, request: FastifyRequest, confirmation: Confirmation = 'READ_KEY'): Promise<ApiCaller> {
   const parsed = parseAuthorization(request.headers.authorization);
   await deps.limits.assertNotBlocked(request.ip, parsed?.apiKey ?? null);
   try {
+    if (confirmation === 'IN_STATEMENT') {
+      const cached = parsed && fromCache(deps, request, parsed);
+      if (cached) return cached;
+    }
     return await verify(deps, request, parsed);
   } catch (error) {
     // Only a refused credential counts: a database outage must not lock merchants out.
@@ -39,10 +50,10 @@ export async function authenticate(deps: Deps, request: FastifyRequest): Promise
   }
 }
 
-/** The key and its business in one round trip, as a prepared query (no SQL rebuilt per request). */
+/** The key and its business in one round trip, with their row versions, as a prepared query (no SQL rebuilt per request). */
 const keyQuery = preparedPerPool((db) =>
   db
-    .select({ key: apiKeys, business: businesses })
+    .select({ key: apiKeys, business: businesses, keyVersion: sql<string>`${apiKeys}.xmin::text`, businessVersion: sql<string>`${businesses}.xmin::text` })
     .from(apiKeys)
     .innerJoin(businesses, eq(businesses.id, apiKeys.businessId))
     .where(eq(apiKeys.key, sql.placeholder('key')))
@@ -59,9 +70,12 @@ async function verify(deps: Deps, request: FastifyRequest, parsed: ReturnType<ty
         'Send the current UNIX time in seconds and keep the clock synchronised (NTP).',
     );
   }
-  // The key row is read on every request, never cached: a revoked key is refused from the moment the
-  // revocation commits (only the decrypted secret is cached, platform/secret-cache.ts).
+  // The key row is read here on every request but the hot ones, which confirm the cached row in their
+  // own statement (IN_STATEMENT): either way a revoked key is refused from the moment the revocation
+  // commits. The decrypted secret is cached too (platform/secret-cache.ts).
   const [found] = await keyQuery(deps.database.db).execute({ key: parsed.apiKey });
+  if (found && !found.key.revokedAt) remember(deps, found);
+  else forget(deps, parsed.apiKey);
   // The same answer for unknown and revoked keys and bad signatures: no oracle for key existence.
   // It shows the string the server verified (from the request's own parts), never the secret or the expected signature.
   const invalid = () =>
@@ -77,10 +91,57 @@ async function verify(deps: Deps, request: FastifyRequest, parsed: ReturnType<ty
   return { apiKeyId: key.id, apiKey: key.key, businessId: key.businessId, scopes: key.scopes, business };
 }
 
-/** preHandler requiring a valid signature and, when given, a scope. */
-export function requireApiKey(deps: Deps, scope?: Scope): preHandlerAsyncHookHandler {
+type CachedKey = { key: typeof apiKeys.$inferSelect; business: Business; keyVersion: string; businessVersion: string };
+
+/** Enough for every active key of a large installation; the least recently used goes first. */
+export const KEY_CACHE_SIZE = 1000;
+const keyCaches = new WeakMap<object, Map<string, CachedKey>>();
+const keyCache = (deps: Deps) => {
+  let cache = keyCaches.get(deps.database);
+  if (!cache) keyCaches.set(deps.database, (cache = new Map()));
+  return cache;
+};
+
+function remember(deps: Deps, found: CachedKey): void {
+  const cache = keyCache(deps);
+  cache.delete(found.key.key);
+  cache.set(found.key.key, found);
+  while (cache.size > KEY_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+}
+
+/** Drop a key from this process's cache (a stale proof, a refused or revoked key). */
+export function forget(deps: Deps, apiKey: string): void {
+  keyCache(deps).delete(apiKey);
+}
+
+/**
+ * A caller from the cache, with the proof its operation's statement checks, when the signature
+ * verifies with the cached secret; null sends the request to the key row (a miss, or a signature
+ * that only a changed key could explain).
+ */
+function fromCache(deps: Deps, request: FastifyRequest, parsed: NonNullable<ReturnType<typeof parseAuthorization>>): ApiCaller | null {
+  const hit = keyCache(deps).get(parsed.apiKey);
+  if (!hit) return null;
+  const serverNow = Math.floor(deps.now().getTime() / 1000);
+  if (Math.abs(serverNow - parsed.timestamp) > MAX_CLOCK_SKEW_S) return null;
+  const expected = sign(cachedSecret(deps.masterKey, hit.key.secretEnc), String(parsed.timestamp), request.method, request.url, request.rawBody ?? '');
+  if (!safeEqual(expected, parsed.signature)) return null;
+  const { key, business } = hit;
+  return {
+    apiKeyId: key.id, apiKey: key.key, businessId: key.businessId, scopes: key.scopes, business,
+    proof: { apiKeyId: key.id, keyVersion: hit.keyVersion, businessVersion: hit.businessVersion },
+  };
+}
+
+/**
+ * preHandler requiring a valid signature and, when given, a scope. IN_STATEMENT: the handler's
+ * statement confirms a cached caller (route.ts authenticates afresh if it was stale).
+ */
+export function requireApiKey(deps: Deps, scope?: Scope, confirmation: Confirmation = 'READ_KEY'): preHandlerAsyncHookHandler {
   return async (request) => {
-    const caller = await authenticate(deps, request);
+    let caller = await authenticate(deps, request, confirmation);
+    // A cached key without the scope may have been granted it since: only the key row can refuse.
+    if (scope && caller.proof && !caller.scopes.includes(scope)) caller = await authenticate(deps, request);
     if (scope && !caller.scopes.includes(scope)) {
       throw forbidden('FORBIDDEN_SCOPE', `This API key lacks the ${scope} scope.`);
     }

@@ -51,11 +51,12 @@ export function registerMetrics(app: FastifyInstance, deps: Deps): Registry {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the URL, so ids do not explode the label set.
     const route = request.routeOptions.url ?? 'unmatched';
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    done();
   });
 
   const sql = deps.database.sql;

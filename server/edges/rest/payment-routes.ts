@@ -35,6 +35,7 @@ export function paymentRoutes(deps: Deps): AnyRoute[] {
         'or in crypto (`depositCurrency` + `depositAmount` + `network`). Repeating the same body with the same `clientPaymentId` returns ' +
         'the original payment (200); a different body is 409 IDEMPOTENCY_CONFLICT. Unknown fields are refused (400, one entry per field).',
       auth: 'CREATE_PAYMENT',
+      confirmsCaller: true,
       body: CreatePaymentSchema,
       response: CreatedPaymentResponseSchema,
       errors: CREATE_ERRORS,
@@ -52,13 +53,14 @@ export function paymentRoutes(deps: Deps): AnyRoute[] {
       summary: 'Get a payment record',
       description: 'The payment record with its deposits and their refunds.',
       auth: 'READ_PAYMENT',
+      confirmsCaller: true,
       params: PaymentIdParamsSchema,
       response: PaymentRecordSchema,
       errors: [{ status: 404, code: 'NOT_FOUND', when: 'no payment with this id for this business; a path without an id (GET /v1/payments/) says so' }],
       example: { response: examplePayment },
       handler: async ({ params, caller }) => {
         if (!UUID_RE.test(params.paymentId)) throw notFound(`No payment ${params.paymentId}: a paymentId is a UUID such as ${EXAMPLE_PAYMENT_ID}.`);
-        return getPayment(deps, caller.businessId, params.paymentId.toLowerCase());
+        return getPayment(deps, caller.businessId, params.paymentId.toLowerCase(), caller.proof);
       },
     }),
     defineRoute({

@@ -89,11 +89,15 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
 export function frameworkErrors(error: FastifyError, _request: unknown, reply: FastifyReply): void {
   const { problem: p, headers } = toProblem(error);
   // helmet's hooks have not run for a request the router refused: the same headers, set here.
-  void sendProblem(reply, p, { ...ERROR_SECURITY_HEADERS, ...headers });
+  void sendProblem(reply, p, { ...API_SECURITY_HEADERS, ...headers });
 }
 
-/** helmet's defaults, for responses sent before its hooks run. */
-const ERROR_SECURITY_HEADERS: Record<string, string> = {
+/**
+ * helmet's defaults with a CSP for documents that load nothing: for responses sent before its
+ * hooks run, and set as one constant on every JSON answer of the route table (route.ts), where
+ * helmet rebuilding the same headers per request cost ~60 µs.
+ */
+export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',

@@ -11,8 +11,10 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { KassaError, notFound } from '../../platform/errors.js';
 import { fieldErrors, parseInput } from '../../platform/validate.js';
+import { API_SECURITY_HEADERS } from './problem.js';
 import type { Scope } from '../../modules/money/index.js';
-import { requireApiKey, type ApiCaller } from './auth.js';
+import { StaleCallerError } from '../../modules/businesses/index.js';
+import { forget, requireApiKey, type ApiCaller } from './auth.js';
 
 /** Who may call: a key with this scope, any valid key, or anyone. */
 export type RouteAuth = Scope | 'ANY_KEY' | 'NONE';
@@ -49,6 +51,11 @@ export type RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodT
   /** Markdown shown under the summary in /docs. */
   description?: string;
   auth: RouteAuth;
+  /**
+   * The handler's statement confirms a caller from the key cache (`caller.proof`,
+   * modules/businesses/caller-proof.ts) instead of the key row being read first.
+   */
+  confirmsCaller?: boolean;
   params?: P;
   query?: Q;
   body?: B;
@@ -96,13 +103,23 @@ export type RegisterOptions = {
   checkResponses?: boolean;
 };
 
+function setApiSecurityHeaders(_request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  reply.headers(API_SECURITY_HEADERS);
+  done();
+}
+
+const scopeOf = (route: AnyRoute) => (route.auth === 'ANY_KEY' || route.auth === 'NONE' ? undefined : route.auth);
+
 export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonly AnyRoute[], options: RegisterOptions = {}): void {
   for (const route of routes) {
     const names = pathParams(route.path);
+    const json = !route.responseType || route.responseType.startsWith('application/json');
     app.route({
       method: route.method,
       url: route.path,
-      ...(route.auth === 'NONE' ? {} : { preHandler: requireApiKey(deps, route.auth === 'ANY_KEY' ? undefined : route.auth) }),
+      // A JSON answer's security headers never vary: one constant object instead of helmet's hooks.
+      ...(json ? { helmet: false, onRequest: setApiSecurityHeaders } : {}),
+      ...(route.auth === 'NONE' ? {} : { preHandler: requireApiKey(deps, scopeOf(route), route.confirmsCaller ? 'IN_STATEMENT' : 'READ_KEY') }),
       handler: async (request, reply) => {
         const raw = request.params as Record<string, string>;
         // `GET /v1/payments/` reaches `/v1/payments/:paymentId` with an empty id: say what is missing.
@@ -117,7 +134,17 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonl
           parseInput(z.strictObject({}), request.query, 'query');
         }
         const body = route.body ? parseInput(route.body, request.body, 'request body') : undefined;
-        const result = await route.handler({ params, query, body, caller: request.caller!, request, reply });
+        const run = () => route.handler({ params, query, body, caller: request.caller!, request, reply });
+        let result: unknown;
+        try {
+          result = await run();
+        } catch (error) {
+          if (!(error instanceof StaleCallerError)) throw error;
+          // The cached key or business changed: read the key row (which may now refuse), then once more.
+          forget(deps, request.caller!.apiKey);
+          await requireApiKey(deps, scopeOf(route)).call(app, request, reply);
+          result = await run();
+        }
         if (options.checkResponses && reply.statusCode === 200) {
           const wire = typeof result === 'string' ? result : JSON.parse(JSON.stringify(result));
           const checked = route.response.safeParse(wire);

@@ -5,11 +5,12 @@
  */
 import { assertOffered } from '../networks/index.js';
 import { and, eq, getTableColumns, sql, type Column } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { randomBytes } from 'node:crypto';
 import { requestHash } from '../../platform/idempotency.js';
 import { preparedPerPool, type Queryable } from '../../../db/client.js';
 import { deposits, payments, refunds } from '../../../db/schema.js';
-import { getBusiness, type Business } from '../businesses/index.js';
+import { assertProofHolds, getBusiness, proofHolds, type Business, type CallerProof } from '../businesses/index.js';
 import type { PaymentsDeps as Deps } from './ports.js';
 import { conflict, forbidden, notFound, unprocessable, validationFailed } from '../../platform/errors.js';
 import { keyset } from '../../platform/cursor.js';
@@ -29,8 +30,11 @@ import { transitionPayment } from './payment-transition.js';
 import { collectDeposits, loadDeposits, type LoadedDeposits } from './deposit-reads.js';
 import { paymentActuals, toDepositRecord } from './deposit-record.rules.js';
 
-/** Who creates: the business and key of the request (and the business row when authentication already read it). */
-export type Caller = { businessId: string; apiKey: string; business?: Business };
+/**
+ * Who creates: the business and key of the request (and the business row when authentication
+ * already read it, or took it from its cache: then `proof` is what the INSERT confirms).
+ */
+export type Caller = { businessId: string; apiKey: string; business?: Business; proof?: CallerProof };
 
 /** Networks the business accepts for a currency (2024-08-06): all deposit networks unless narrowed. */
 export function businessAllows(business: Business, currency: string, network: string): boolean {
@@ -83,6 +87,32 @@ const insertPayment = preparedPerPool((db) =>
 
 const insertValues = (values: PaymentInsert) =>
   Object.fromEntries(INSERT_COLUMNS.map(([name, column]) => [name, values[name] == null ? null : column.mapToDriverValue(values[name])]));
+
+const PAYMENT_COLUMNS = Object.entries(getTableColumns(payments)) as [keyof PaymentRow, Column][];
+/** A `returning *` row of plain SQL (snake_case, driver values) as drizzle would map it. */
+const paymentRowOf = (raw: Record<string, unknown>) =>
+  Object.fromEntries(PAYMENT_COLUMNS.map(([name, column]) => [name, raw[column.name] == null ? null : column.mapFromDriverValue(raw[column.name])])) as PaymentRow;
+
+/**
+ * The creating INSERT for a caller from the key cache: the same row, written only if the proof
+ * holds (modules/businesses/caller-proof.ts), so authentication and creation are one round trip.
+ * `INSERT … SELECT` types its parameters from the casts, not from the target columns.
+ */
+const guardedInsertText = (() => {
+  const placeholders = INSERT_COLUMNS.map(([, column], i) => `$${i + 1}::${column.getSQLType()}`);
+  const n = INSERT_COLUMNS.length;
+  const guard = new PgDialect().sqlToQuery(proofHolds({ apiKeyId: sql.raw(`$${n + 1}`), keyVersion: sql.raw(`$${n + 2}`), businessVersion: sql.raw(`$${n + 3}`) })).sql;
+  return `insert into payments (${INSERT_COLUMNS.map(([, column]) => `"${column.name}"`).join(', ')})
+    select ${placeholders.join(', ')} where ${guard}
+    on conflict (business_id, client_payment_id) do nothing returning *`;
+})();
+
+async function insertGuarded(deps: Deps, values: PaymentInsert, proof: CallerProof): Promise<PaymentRow | undefined> {
+  const driverValues = insertValues(values);
+  const params = [...INSERT_COLUMNS.map(([name]) => driverValues[name]), proof.apiKeyId, proof.keyVersion, proof.businessVersion];
+  const rows = await deps.database.sql.unsafe(guardedInsertText, params as never[], { prepare: true });
+  return rows[0] ? paymentRowOf(rows[0]) : undefined;
+}
 
 export async function createPayment(
   deps: Deps,
@@ -179,8 +209,10 @@ export async function createPayment(
     createdAt: now,
     ...priced,
   };
-  const [row] = await insertPayment(db).execute(insertValues(values));
+  const [row] = caller.proof ? [await insertGuarded(deps, values, caller.proof)] : await insertPayment(db).execute(insertValues(values));
   if (row) return { record: toPaymentRecord(row, deps.config.publicUrl), created: true };
+  // Nothing written: a replay of the clientPaymentId, or (a cached caller) a key or business changed since.
+  await assertProofHolds(db, caller.proof);
   return readSnapshot(deps, async (tx) => {
     const existing = await tx.query.payments.findFirst({
       where: and(eq(payments.businessId, business.id), eq(payments.clientPaymentId, input.clientPaymentId)),
@@ -231,22 +263,39 @@ export async function paymentRecord(db: Queryable, row: PaymentRow, publicUrl: s
 
 /**
  * A payment with its deposits and their refunds in one statement, so from
- * one snapshot without a transaction (a prepared query: the hot read).
+ * one snapshot without a transaction (a prepared query: the hot read). The
+ * guarded variant also confirms a caller from the key cache (caller-proof.ts).
  */
-const paymentWithDeposits = preparedPerPool((db) =>
-  db
-    .select({ payment: payments, deposit: deposits, refund: refunds })
-    .from(payments)
-    .leftJoin(deposits, eq(deposits.paymentId, payments.id))
-    .leftJoin(refunds, eq(refunds.depositId, deposits.id))
-    .where(and(eq(payments.id, sql.placeholder('paymentId')), eq(payments.businessId, sql.placeholder('businessId'))))
-    .orderBy(deposits.receivedAt, deposits.id)
-    .prepare('kassa_payment_with_deposits'),
-);
+const paymentWithDeposits = (guarded: boolean) =>
+  preparedPerPool((db) =>
+    db
+      .select({ payment: payments, deposit: deposits, refund: refunds })
+      .from(payments)
+      .leftJoin(deposits, eq(deposits.paymentId, payments.id))
+      .leftJoin(refunds, eq(refunds.depositId, deposits.id))
+      .where(
+        and(
+          eq(payments.id, sql.placeholder('paymentId')),
+          eq(payments.businessId, sql.placeholder('businessId')),
+          guarded
+            ? proofHolds({ apiKeyId: sql`${sql.placeholder('apiKeyId')}`, keyVersion: sql`${sql.placeholder('keyVersion')}`, businessVersion: sql`${sql.placeholder('businessVersion')}` })
+            : undefined,
+        ),
+      )
+      .orderBy(deposits.receivedAt, deposits.id)
+      .prepare(guarded ? 'kassa_payment_with_deposits_guarded' : 'kassa_payment_with_deposits'),
+  );
+const paymentWithDepositsQuery = { plain: paymentWithDeposits(false), guarded: paymentWithDeposits(true) };
 
-export async function getPayment(deps: Deps, businessId: string, paymentId: string): Promise<PaymentRecord> {
-  const rows = await paymentWithDeposits(deps.database.db).execute({ paymentId, businessId });
-  if (!rows[0]) throw notFound(`Payment ${paymentId} not found.`);
+export async function getPayment(deps: Deps, businessId: string, paymentId: string, proof?: CallerProof): Promise<PaymentRecord> {
+  const { db } = deps.database;
+  const rows = proof
+    ? await paymentWithDepositsQuery.guarded(db).execute({ paymentId, businessId, ...proof })
+    : await paymentWithDepositsQuery.plain(db).execute({ paymentId, businessId });
+  if (!rows[0]) {
+    await assertProofHolds(db, proof);
+    throw notFound(`Payment ${paymentId} not found.`);
+  }
   return recordsOf([rows[0].payment], collectDeposits(rows), deps.config.publicUrl)[0]!;
 }
 

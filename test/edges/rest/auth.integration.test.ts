@@ -216,6 +216,72 @@ describe('revoked keys → 401', () => {
   });
 });
 
+describe('keys cached in the process: create and read confirm them in their own statement', () => {
+  const create = (key: Credentials, clientPaymentId: string) => {
+    const body = paymentBody(clientPaymentId);
+    return send('POST', '/v1/payments', { body, authorization: header({ method: 'POST', path: '/v1/payments', body }, key) });
+  };
+  const read = (key: Credentials, paymentId: string) => {
+    const path = `/v1/payments/${paymentId}`;
+    return send('GET', path, { authorization: header({ method: 'GET', path }, key) });
+  };
+
+  it('a key revoked after it was cached is refused by both at once, and nothing is written', async () => {
+    const key = await newKey(['CREATE_PAYMENT', 'READ_PAYMENT']);
+    const created = await create(key, `cached-${randomUUID()}`);
+    expect(created.statusCode, created.body).toBe(200);
+    const paymentId = created.json().paymentInfo.paymentId as string;
+    expect((await read(key, paymentId)).statusCode).toBe(200);
+    // Behind the process's back, as another process (or the CLI) would do it.
+    await t.db.sql`update api_keys set revoked_at = now() where key = ${key.apiKey}`;
+    expectUnauthorized(await read(key, paymentId));
+    const clientPaymentId = `cached-revoked-${randomUUID()}`;
+    expectUnauthorized(await create(key, clientPaymentId));
+    expect(await paymentsWithClientId(clientPaymentId)).toBe(0);
+  });
+
+  it('a scope taken away after caching is refused (403) and a scope granted is honoured', async () => {
+    const key = await newKey(['CREATE_PAYMENT', 'READ_PAYMENT']);
+    expect((await create(key, `cached-${randomUUID()}`)).statusCode).toBe(200);
+    await t.db.sql`update api_keys set scopes = ${['READ_PAYMENT']} where key = ${key.apiKey}`;
+    const refused = `cached-scope-${randomUUID()}`;
+    expectProblem(await create(key, refused), 403, 'FORBIDDEN_SCOPE');
+    expect(await paymentsWithClientId(refused)).toBe(0);
+    await t.db.sql`update api_keys set scopes = ${['READ_PAYMENT', 'CREATE_PAYMENT']} where key = ${key.apiKey}`;
+    expect((await create(key, `cached-${randomUUID()}`)).statusCode).toBe(200);
+  });
+
+  it('a fee changed after caching prices the next payment', async () => {
+    const key = await newKey(['CREATE_PAYMENT', 'READ_PAYMENT']);
+    const before = await create(key, `cached-fee-${randomUUID()}`);
+    expect(before.statusCode, before.body).toBe(200);
+    const [current] = await t.db.sql<{ fee: string }[]>`select service_fee_percent::text as fee from businesses where id = ${t.business.businessId}`;
+    const fee = current!.fee;
+    await t.db.sql`update businesses set service_fee_percent = 2.5 where id = ${t.business.businessId}`;
+    try {
+      const clientPaymentId = `cached-fee-${randomUUID()}`;
+      const after = await create(key, clientPaymentId);
+      expect(after.statusCode, after.body).toBe(200);
+      const [row] = await t.db.sql<{ fee: string }[]>`select service_fee_percent::text as fee from payments where client_payment_id = ${clientPaymentId}`;
+      expect(row!.fee).toBe('2.5');
+    } finally {
+      await t.db.sql`update businesses set service_fee_percent = ${fee} where id = ${t.business.businessId}`;
+    }
+  });
+
+  it('an unknown payment read with a cached key is 404, and a replayed create returns the first payment', async () => {
+    const key = await newKey(['CREATE_PAYMENT', 'READ_PAYMENT']);
+    const clientPaymentId = `cached-replay-${randomUUID()}`;
+    const first = await create(key, clientPaymentId);
+    expect(first.statusCode, first.body).toBe(200);
+    const again = await create(key, clientPaymentId);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json().paymentInfo.paymentId).toBe(first.json().paymentInfo.paymentId);
+    expect(await paymentsWithClientId(clientPaymentId)).toBe(1);
+    expectProblem(await read(key, randomUUID()), 404, 'NOT_FOUND');
+  });
+});
+
 describe('scopes → 403 FORBIDDEN_SCOPE', () => {
   it('a READ_PAYMENT-only key may read but not create', async () => {
     const key = await newKey(['READ_PAYMENT']);
