@@ -40,16 +40,16 @@ function evmNetwork(chainId: number, currencies: NetworkRules['currencies']): Ne
 
 export const EVM_NETWORKS = {
   ETH: evmNetwork(1, {
-    ETH: { fee: '0.0004', payout: true },
-    USDT: { fee: '1.5', payout: true, token: { contract: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: 6 } },
-    USDC: { fee: '1.5', payout: true, token: { contract: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6 } },
-    LINK: { fee: '0.08', payout: true, token: { contract: '0x514910771AF9Ca656af840dff83E8264EcF986CA', decimals: 18 } },
+    ETH: { fee: '0.0004', min: '0.002', payout: { max: '200' } },
+    USDT: { fee: '1.5', min: '10', payout: { max: '1000000' }, token: { contract: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: 6 } },
+    USDC: { fee: '1.5', min: '10', payout: { max: '1000000' }, token: { contract: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6 } },
+    LINK: { fee: '0.08', min: '0.5', payout: { max: '20000' }, token: { contract: '0x514910771AF9Ca656af840dff83E8264EcF986CA', decimals: 18 } },
   }),
   BSC: evmNetwork(56, {
     // BNB is not shown by the spec; accepted on its own chain, not paid out (README).
-    BNB: { fee: '0.0002', payout: false },
-    USDT: { fee: '0.1', payout: true, token: { contract: '0x55d398326f99059fF775485246999027B3197955', decimals: 18 } },
-    USDC: { fee: '0.1', payout: true, token: { contract: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18 } },
-    ETH: { fee: '0.00005', payout: true, token: { contract: '0x2170Ed0880ac9A755fd29B2688956BD959F933F8', decimals: 18 } },
+    BNB: { fee: '0.0002', min: '0.001' },
+    USDT: { fee: '0.1', min: '1', payout: { max: '1000000' }, token: { contract: '0x55d398326f99059fF775485246999027B3197955', decimals: 18 } },
+    USDC: { fee: '0.1', min: '1', payout: { max: '1000000' }, token: { contract: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18 } },
+    ETH: { fee: '0.00005', min: '0.0005', payout: { max: '200' }, token: { contract: '0x2170Ed0880ac9A755fd29B2688956BD959F933F8', decimals: 18 } },
   }),
 } satisfies Record<string, NetworkRules>;

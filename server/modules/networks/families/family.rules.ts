@@ -20,8 +20,13 @@ export type DepositAddress = { address: string; destinationTag?: string };
 export type CarriedCurrency = {
   /** Sandbox network fee to send it, in the currency (refund and withdrawal cost). */
   fee: string;
-  /** Kassa pays out (withdrawals) in it on this network. */
-  payout: boolean;
+  /**
+   * The smallest deposit (CONTRACT §4 `minAmount`): at least five times `fee`, so a refunded deposit
+   * is never eaten by its fee, and above what the network refuses or strands (money/catalog.ts).
+   */
+  min: string;
+  /** Present where Kassa pays out (withdrawals) in it on this network: the largest single withdrawal (`maxAmount`). */
+  payout?: { max: string };
   /** The token contract (and its on-chain decimals) where the currency is not the network's own coin. */
   token?: { contract: string; decimals: number };
   /** The date of the spec change that added it (absent: from the start); later additions are listed last. */

@@ -21,8 +21,8 @@ function validateSolana(address: string): AddressValidation {
 }
 
 const currencies: NetworkRules['currencies'] = {
-  SOL: { fee: '0.000005', payout: true, since: '2024-05-16' },
-  USDC: { fee: '0.01', payout: true, since: '2024-05-16', token: { contract: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6 } },
+  SOL: { fee: '0.000005', min: '0.01', payout: { max: '5000' }, since: '2024-05-16' },
+  USDC: { fee: '0.01', min: '1', payout: { max: '1000000' }, since: '2024-05-16', token: { contract: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6 } },
 };
 
 export const SOLANA_NETWORKS = {

@@ -40,7 +40,7 @@ function validateStellar(address: string): AddressValidation {
 export const STELLAR_NETWORKS = {
   XLM: {
     family: 'stellar',
-    currencies: { XLM: { fee: '0.00001', payout: true } },
+    currencies: { XLM: { fee: '0.00001', min: '2', payout: { max: '5000000' } } },
     tag: { max: 0xffff_ffff_ffff_ffffn, what: 'Stellar memo id (uint64)' },
     addressOf: strKeyEncodeAccount,
     deriveAddress: sharedAccount((seed) => strKeyEncodeAccount(ed25519PublicKey(seed, 'XLM', 0))),

@@ -22,9 +22,9 @@ const addressOf = (publicKey: Uint8Array) => b58check.encode(concatBytes(Uint8Ar
 
 const currencies: NetworkRules['currencies'] = {
   // TRX is not shown by the spec; accepted on its own chain, not paid out (README).
-  TRX: { fee: '1', payout: false },
-  USDT: { fee: '1', payout: true, token: { contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 } },
-  USDC: { fee: '1', payout: true, token: { contract: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', decimals: 6 } },
+  TRX: { fee: '1', min: '10' },
+  USDT: { fee: '1', min: '5', payout: { max: '1000000' }, token: { contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 } },
+  USDC: { fee: '1', min: '5', payout: { max: '1000000' }, token: { contract: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', decimals: 6 } },
 };
 
 export const TRON_NETWORKS = {

@@ -49,7 +49,7 @@ function validateXrp(address: string): AddressValidation {
 export const XRP_NETWORKS = {
   XRP: {
     family: 'xrp',
-    currencies: { XRP: { fee: '0.000012', payout: true } },
+    currencies: { XRP: { fee: '0.000012', min: '2', payout: { max: '1000000' } } },
     tag: { max: 0xffff_ffffn, what: 'XRP destination tag (uint32)' },
     coinType: XRP_COIN,
     addressOf,
