@@ -21,14 +21,9 @@ export type CoinbaseOptions = SourceOptions & {
   concurrency?: number;
 };
 
-export class CoinbaseSource extends HttpRateSource {
-  private readonly fiats: readonly Fiat[];
-  private readonly concurrency: number;
-
+export class CoinbaseSource extends HttpRateSource<CoinbaseOptions> {
   constructor(options: CoinbaseOptions = {}) {
     super('coinbase', options, COINBASE_DEFAULT_URL);
-    this.fiats = options.fiats ?? FIAT;
-    this.concurrency = options.concurrency ?? 4;
   }
 
   async fetchQuotes(signal?: AbortSignal): Promise<FetchResult> {
@@ -38,7 +33,8 @@ export class CoinbaseSource extends HttpRateSource {
     const stop = new AbortController();
     const combined = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
     let rateLimited: RateLimitedError | null = null;
-    const queue = [...this.fiats];
+    const fiats = this.options.fiats ?? FIAT;
+    const queue = [...fiats];
     const worker = async () => {
       for (let fiat = queue.shift(); fiat !== undefined && !combined.aborted; fiat = queue.shift()) {
         try {
@@ -57,7 +53,7 @@ export class CoinbaseSource extends HttpRateSource {
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, this.fiats.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 4, fiats.length) }, worker));
     if (rateLimited) throw rateLimited;
     // Nothing at all: the round failed, say why (the first problem) instead of answering empty.
     return this.atLeastOne({ quotes, errors }, 'no quotes in any answer');

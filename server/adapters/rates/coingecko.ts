@@ -29,18 +29,16 @@ export const COINGECKO_IDS: Record<Crypto, string> = {
 
 export type CoinGeckoOptions = SourceOptions & { fiats?: readonly Fiat[] };
 
-export class CoinGeckoSource extends HttpRateSource {
-  private readonly fiats: readonly Fiat[];
-
+export class CoinGeckoSource extends HttpRateSource<CoinGeckoOptions> {
   constructor(options: CoinGeckoOptions = {}) {
     super('coingecko', options, COINGECKO_DEFAULT_URL);
-    this.fiats = options.fiats ?? FIAT;
   }
 
   async fetchQuotes(signal?: AbortSignal): Promise<FetchResult> {
+    const fiats = this.options.fiats ?? FIAT;
     const entries = Object.entries(COINGECKO_IDS) as [Crypto, string][];
     const ids = entries.map(([, id]) => id).join(',');
-    const vs = this.fiats.map((f) => f.toLowerCase()).join(',');
+    const vs = fiats.map((f) => f.toLowerCase()).join(',');
     const { body, at } = await this.get(`/api/v3/simple/price?ids=${ids}&vs_currencies=${vs}`, signal);
     if (!isObject(body)) throw new MalformedResponseError(this.name, 'not an object');
     const found: RawPrice[] = [];
@@ -52,7 +50,7 @@ export class CoinGeckoSource extends HttpRateSource {
         errors.push(new MalformedResponseError(this.name, `${id} is not an object`));
         continue;
       }
-      for (const fiat of this.fiats) {
+      for (const fiat of fiats) {
         const raw = prices[fiat.toLowerCase()];
         if (raw !== undefined) found.push({ base: crypto, quote: fiat, raw, where: `${id}.${fiat.toLowerCase()}` });
       }

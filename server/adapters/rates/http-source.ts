@@ -11,14 +11,15 @@ import { DEFAULT_TIMEOUT_MS, MalformedResponseError, type FetchResult, type Quot
 /** A price as the provider wrote it, for one pair; `where` names its place in the answer (for errors). */
 export type RawPrice = { base: Crypto; quote: Fiat; raw: unknown; where: string };
 
-export abstract class HttpRateSource implements RateSource {
+/** A source named `name`, built with its `options` (read by each source for its own settings). */
+export abstract class HttpRateSource<O extends SourceOptions = SourceOptions> implements RateSource {
   private readonly baseUrl: string;
   private readonly timeoutMs: number;
   private readonly now: () => Date;
 
   constructor(
     readonly name: string,
-    options: SourceOptions,
+    protected readonly options: O,
     defaultUrl: string,
   ) {
     this.baseUrl = (options.baseUrl ?? defaultUrl).replace(/\/+$/, '');

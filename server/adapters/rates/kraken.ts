@@ -47,19 +47,16 @@ export function krakenResultKeys(pair: KrakenPair): string[] {
 
 export type KrakenOptions = SourceOptions & { pairs?: readonly KrakenPair[] };
 
-export class KrakenSource extends HttpRateSource {
-  private readonly pairs: readonly KrakenPair[];
-
+export class KrakenSource extends HttpRateSource<KrakenOptions> {
   constructor(options: KrakenOptions = {}) {
     super('kraken', options, KRAKEN_DEFAULT_URL);
-    this.pairs = options.pairs ?? KRAKEN_DEFAULT_PAIRS;
   }
 
   /** Pairs Kraken answered "Unknown asset pair" for, left out of later rounds. */
   private readonly unlisted = new Set<string>();
 
   async fetchQuotes(signal?: AbortSignal): Promise<FetchResult> {
-    const pairs = this.pairs.filter((p) => !this.unlisted.has(krakenAltname(p)));
+    const pairs = (this.options.pairs ?? KRAKEN_DEFAULT_PAIRS).filter((p) => !this.unlisted.has(krakenAltname(p)));
     if (pairs.length === 0) throw new MalformedResponseError(this.name, 'every configured pair is unknown to Kraken');
     try {
       return await this.fetchPairs(pairs, signal);
