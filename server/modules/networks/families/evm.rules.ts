@@ -5,7 +5,7 @@
  * in base units); transaction ids 0x-hex.
  */
 import { checksumAddress, parseUnits } from 'viem';
-import { OK, bad, type AddressValidation, type NetworkRules } from './family.rules.js';
+import { OK, bad, nativeOrTokenUri, type AddressValidation, type NetworkRules } from './family.rules.js';
 import { bip44Keys, evmAccountId, hex } from './keys.rules.js';
 
 /** SLIP-44 coin type of Ethereum, used by every EVM chain here. */
@@ -27,13 +27,11 @@ function evmNetwork(chainId: number, currencies: NetworkRules['currencies']): Ne
     currencies,
     ...bip44Keys(ETH_COIN, addressOf),
     validateAddress: validateEvm,
-    paymentUri: ({ currency, address, amount }) => {
-      const token = currencies[currency]?.token;
-      // EIP-681 wants integers in base units (wei, or the token's smallest unit).
-      return token
-        ? `ethereum:${token.contract}@${chainId}/transfer?address=${address}&uint256=${parseUnits(amount, token.decimals)}`
-        : `ethereum:${address}@${chainId}?value=${parseUnits(amount, 18)}`;
-    },
+    // EIP-681 wants integers in base units (wei, or the token's smallest unit).
+    paymentUri: nativeOrTokenUri(currencies, {
+      native: ({ address, amount }) => `ethereum:${address}@${chainId}?value=${parseUnits(amount, 18)}`,
+      token: ({ address, amount }, token) => `ethereum:${token.contract}@${chainId}/transfer?address=${address}&uint256=${parseUnits(amount, token.decimals)}`,
+    }),
     formatTxHash: (bytes) => `0x${hex(bytes)}`,
   };
 }

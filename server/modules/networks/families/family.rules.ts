@@ -56,10 +56,25 @@ export type NetworkRules = {
 };
 
 /**
+ * The payment URI of a network that carries tokens (EVM, TRON, Solana): written one way for its
+ * own coin, another for a currency it carries as a token contract.
+ */
+export const nativeOrTokenUri =
+  (
+    currencies: NetworkRules['currencies'],
+    uri: { native: (p: PaymentUriInput) => string; token: (p: PaymentUriInput, token: NonNullable<CarriedCurrency['token']>) => string },
+  ) =>
+  (p: PaymentUriInput): string => {
+    const token = currencies[p.currency]?.token;
+    return token ? uri.token(p, token) : uri.native(p);
+  };
+
+/**
  * XRP and Stellar: one shared account per seed (its index 0), payments told
  * apart by the tag or memo id `index + 1` (never 0, which wallets treat as
  * "no tag"; it always fits uint32).
  */
-export const sharedAccount =
-  (account: (seed: Uint8Array) => string) =>
-  (seed: Uint8Array, index: number): DepositAddress => ({ address: account(seed), destinationTag: String(index + 1) });
+export const sharedAccountKeys = (addressOf: (publicKey: Uint8Array) => string, accountKey: (seed: Uint8Array) => Uint8Array) => ({
+  addressOf,
+  deriveAddress: (seed: Uint8Array, index: number): DepositAddress => ({ address: addressOf(accountKey(seed)), destinationTag: String(index + 1) }),
+});

@@ -4,7 +4,7 @@
  * URIs; transaction ids in hex.
  */
 import { concatBytes } from '@noble/hashes/utils.js';
-import { OK, bad, type AddressValidation, type NetworkRules } from './family.rules.js';
+import { OK, bad, nativeOrTokenUri, type AddressValidation, type NetworkRules } from './family.rules.js';
 import { b58check, b58checkDecode, bip44Keys, evmAccountId, hex } from './keys.rules.js';
 
 const TRX_COIN = 195;
@@ -33,10 +33,10 @@ export const TRON_NETWORKS = {
     currencies,
     ...bip44Keys(TRX_COIN, addressOf),
     validateAddress: validateTron,
-    paymentUri: ({ currency, address, amount }) => {
-      const token = currencies[currency]?.token;
-      return token ? `tron:${address}?token=${token.contract}&amount=${amount}` : `tron:${address}?amount=${amount}`;
-    },
+    paymentUri: nativeOrTokenUri(currencies, {
+      native: ({ address, amount }) => `tron:${address}?amount=${amount}`,
+      token: ({ address, amount }, token) => `tron:${address}?token=${token.contract}&amount=${amount}`,
+    }),
     formatTxHash: hex,
   },
 } satisfies Record<string, NetworkRules>;
