@@ -11,7 +11,43 @@ import {
   bigint, bigserial, boolean, check, index, integer, jsonb, numeric, pgSequence, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid,
 } from 'drizzle-orm/pg-core';
 
-const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
+/** Every time is a `timestamptz`. */
+const instant = (name: string) => timestamp(name, { withTimezone: true });
+const createdAt = () => instant('created_at').notNull().defaultNow();
+
+/**
+ * Column groups that several tables hold with the same meaning, written once. A group is spread
+ * into a table's columns; the SQL is the same as the columns written out (drizzle-kit generates
+ * no change from this file's helpers).
+ */
+const columns = {
+  /** A row of a business: its own random id and its business. */
+  ofBusiness: () => ({
+    id: uuid('id').primaryKey().defaultRandom(),
+    businessId: uuid('business_id').notNull().references(() => businesses.id),
+  }),
+  /** The sender's output on a chain: one per (network, transaction, output). */
+  chainOutput: () => ({
+    network: text('network').notNull(),
+    txHash: text('tx_hash').notNull(),
+    outputIndex: integer('output_index').notNull(),
+    fromAddress: text('from_address').notNull(),
+    toAddress: text('to_address').notNull(),
+    destinationTag: text('destination_tag'),
+  }),
+  /** The screening of a counterparty's address (compliance/RiskAssessment). */
+  risk: () => ({
+    riskScore: numeric('risk_score').notNull(),
+    riskAssessment: jsonb('risk_assessment').$type<Record<string, unknown>>().notNull(),
+  }),
+  /** The currencies a money movement is shown and settled in, and its rates into them. */
+  valuation: () => ({
+    displayCurrency: text('display_currency').notNull(),
+    settlementCurrency: text('settlement_currency').notNull(),
+    rateDisplay: numeric('rate_display').notNull(),
+    rateSettlement: numeric('rate_settlement').notNull(),
+  }),
+};
 
 export const businesses = pgTable('businesses', {
   id: uuid('id').primaryKey().defaultRandom(),
@@ -38,7 +74,7 @@ export const businesses = pgTable('businesses', {
   /** Who pays the network fee of a withdrawal unless the request says (2024-07-04): BUSINESS or RECIPIENT. */
   defaultFeePayer: text('default_fee_payer').notNull().default('BUSINESS'),
   createdAt: createdAt(),
-  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
 });
 
 /**
@@ -51,18 +87,17 @@ export const previousCallbackSecrets = pgTable('previous_callback_secrets', {
   businessId: uuid('business_id').primaryKey().references(() => businesses.id),
   /** `whsec_…`, encrypted with KASSA_MASTER_KEY. */
   secretEnc: text('secret_enc').notNull(),
-  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  expiresAt: instant('expires_at').notNull(),
 });
 
 export const apiKeys = pgTable('api_keys', {
-  id: uuid('id').primaryKey().defaultRandom(),
-  businessId: uuid('business_id').notNull().references(() => businesses.id),
+  ...columns.ofBusiness(),
   /** The public key id sent in the Authorization header. */
   key: text('key').notNull().unique(),
   /** The HMAC secret, encrypted with KASSA_MASTER_KEY (needed in clear to verify signatures). */
   secretEnc: text('secret_enc').notNull(),
   scopes: text('scopes').array().notNull(),
-  revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  revokedAt: instant('revoked_at'),
   createdAt: createdAt(),
 });
 
@@ -78,8 +113,7 @@ export const operators = pgTable('operators', {
 export const payments = pgTable(
   'payments',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
-    businessId: uuid('business_id').notNull().references(() => businesses.id),
+    ...columns.ofBusiness(),
     clientPaymentId: text('client_payment_id').notNull(),
     /** SHA-256 of the canonical request, to tell a replay from a conflicting reuse. */
     requestHash: text('request_hash').notNull(),
@@ -119,10 +153,10 @@ export const payments = pgTable(
     redirectUrl: text('redirect_url'),
     redirectMode: text('redirect_mode').notNull(),
     expirationMinutes: integer('expiration_minutes').notNull(),
-    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    expiresAt: instant('expires_at'),
     initiatedBy: text('initiated_by').notNull(),
-    initiatedAt: timestamp('initiated_at', { withTimezone: true }).notNull(),
-    requestedAt: timestamp('requested_at', { withTimezone: true }),
+    initiatedAt: instant('initiated_at').notNull(),
+    requestedAt: instant('requested_at'),
     createdAt: createdAt(),
   },
   (t) => [
@@ -157,7 +191,7 @@ export const events = pgTable(
     toStatus: text('to_status').notNull(),
     reason: text('reason').notNull(),
     data: jsonb('data').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
-    at: timestamp('at', { withTimezone: true }).notNull(),
+    at: instant('at').notNull(),
   },
   (t) => [
     index('events_entity').on(t.entityType, t.entityId, t.id),
@@ -172,12 +206,9 @@ export const depositAddressIndex = pgSequence('deposit_address_index', { startWi
 export const deposits = pgTable(
   'deposits',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
+    ...columns.ofBusiness(),
     paymentId: uuid('payment_id').notNull().references(() => payments.id),
-    businessId: uuid('business_id').notNull().references(() => businesses.id),
-    network: text('network').notNull(),
-    txHash: text('tx_hash').notNull(),
-    outputIndex: integer('output_index').notNull(),
+    ...columns.chainOutput(),
     status: text('status').notNull(),
     /** What the chain says, independent of compliance: SEEN, CONFIRMED or DROPPED. */
     chainStatus: text('chain_status').notNull(),
@@ -185,27 +216,20 @@ export const deposits = pgTable(
     followUp: boolean('follow_up').notNull().default(false),
     /** Counted in the payment's actual amounts and the merchant's balance. */
     credited: boolean('credited').notNull().default(false),
-    fromAddress: text('from_address').notNull(),
-    toAddress: text('to_address').notNull(),
-    destinationTag: text('destination_tag'),
     depositCurrency: text('deposit_currency').notNull(),
     amount: numeric('amount').notNull(),
     /** The part of `amount` credited to the merchant (less any refunded excess). */
     creditedAmount: numeric('credited_amount').notNull().default('0'),
     onChainFee: numeric('on_chain_fee').notNull(),
-    riskScore: numeric('risk_score').notNull(),
-    riskAssessment: jsonb('risk_assessment').$type<Record<string, unknown>>().notNull(),
+    ...columns.risk(),
     /** FIXED (the payment's locked rate) or MARKET (the rate when received). */
     rateSource: text('rate_source').notNull(),
-    displayCurrency: text('display_currency').notNull(),
-    settlementCurrency: text('settlement_currency').notNull(),
-    rateDisplay: numeric('rate_display').notNull(),
-    rateSettlement: numeric('rate_settlement').notNull(),
+    ...columns.valuation(),
     rateUniform: numeric('rate_uniform').notNull(),
     /** Computed amounts of spec §2.5, as decimal strings keyed by field name. */
     amounts: jsonb('amounts').$type<Record<string, string>>().notNull().default({}),
-    receivedAt: timestamp('received_at', { withTimezone: true }).notNull(),
-    confirmedAt: timestamp('confirmed_at', { withTimezone: true }),
+    receivedAt: instant('received_at').notNull(),
+    confirmedAt: instant('confirmed_at'),
     createdAt: createdAt(),
   },
   (t) => [
@@ -231,7 +255,7 @@ export const refunds = pgTable('refunds', {
   displayAmount: numeric('display_amount').notNull(),
   displayFee: numeric('display_fee').notNull(),
   transactionId: text('transaction_id'),
-  confirmedAt: timestamp('confirmed_at', { withTimezone: true }),
+  confirmedAt: instant('confirmed_at'),
   createdAt: createdAt(),
 });
 
@@ -251,7 +275,7 @@ export const ledgerEntries = pgTable(
     kind: text('kind').notNull(),
     depositId: uuid('deposit_id').references(() => deposits.id),
     withdrawalId: uuid('withdrawal_id'),
-    at: timestamp('at', { withTimezone: true }).notNull(),
+    at: instant('at').notNull(),
   },
   (t) => [index('ledger_business_account').on(t.businessId, t.account, t.currency)],
 );
@@ -280,12 +304,9 @@ export const sandboxTransactions = pgTable(
   'sandbox_transactions',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    network: text('network').notNull(),
-    txHash: text('tx_hash').notNull(),
+    ...columns.chainOutput(),
+    // A simulated transfer has one output.
     outputIndex: integer('output_index').notNull().default(0),
-    fromAddress: text('from_address').notNull(),
-    toAddress: text('to_address').notNull(),
-    destinationTag: text('destination_tag'),
     currency: text('currency').notNull(),
     amount: numeric('amount').notNull(),
     /** SEEN, CONFIRMED or DROPPED. */
@@ -302,8 +323,7 @@ export const sandboxTransactions = pgTable(
 export const withdrawals = pgTable(
   'withdrawals',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
-    businessId: uuid('business_id').notNull().references(() => businesses.id),
+    ...columns.ofBusiness(),
     clientWithdrawalId: text('client_withdrawal_id').notNull(),
     requestHash: text('request_hash').notNull(),
     status: text('status').notNull(),
@@ -311,24 +331,20 @@ export const withdrawals = pgTable(
     network: text('network').notNull(),
     address: text('address').notNull(),
     destinationTag: text('destination_tag'),
-    displayCurrency: text('display_currency').notNull(),
-    settlementCurrency: text('settlement_currency').notNull(),
     feePayer: text('fee_payer').notNull(),
     expectedDisplayAmount: numeric('expected_display_amount').notNull(),
     estimatedWithdrawAmount: numeric('estimated_withdraw_amount').notNull(),
     /** Debited from the MERCHANT balance when accepted; credited back on FAILED, BLOCKED, REJECTED. */
     deductedSettlementAmount: numeric('deducted_settlement_amount').notNull(),
     withdrawFee: numeric('withdraw_fee').notNull(),
-    rateDisplay: numeric('rate_display').notNull(),
-    rateSettlement: numeric('rate_settlement').notNull(),
+    ...columns.valuation(),
     approvalsRequired: integer('approvals_required').notNull(),
-    riskScore: numeric('risk_score').notNull(),
-    riskAssessment: jsonb('risk_assessment').$type<Record<string, unknown>>().notNull(),
+    ...columns.risk(),
     /** Filled when the outcome is known. */
     actuals: jsonb('actuals').$type<Record<string, string>>(),
     transactionId: text('transaction_id'),
     createdAt: createdAt(),
-    completedAt: timestamp('completed_at', { withTimezone: true }),
+    completedAt: instant('completed_at'),
   },
   (t) => [
     uniqueIndex('withdrawals_business_client_id').on(t.businessId, t.clientWithdrawalId),
@@ -343,7 +359,7 @@ export const withdrawalApprovals = pgTable(
     withdrawalId: uuid('withdrawal_id').notNull().references(() => withdrawals.id),
     operatorId: uuid('operator_id').notNull().references(() => operators.id),
     decision: text('decision').notNull(),
-    at: timestamp('at', { withTimezone: true }).notNull(),
+    at: instant('at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.withdrawalId, t.operatorId] })],
 );
@@ -351,8 +367,7 @@ export const withdrawalApprovals = pgTable(
 export const whitelistedAddresses = pgTable(
   'whitelisted_addresses',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
-    businessId: uuid('business_id').notNull().references(() => businesses.id),
+    ...columns.ofBusiness(),
     currency: text('currency').notNull(),
     network: text('network').notNull(),
     address: text('address').notNull(),
@@ -371,8 +386,7 @@ export const whitelistedAddresses = pgTable(
 export const callbackDeliveries = pgTable(
   'callback_deliveries',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
-    businessId: uuid('business_id').notNull().references(() => businesses.id),
+    ...columns.ofBusiness(),
     kind: text('kind').notNull(),
     subjectId: uuid('subject_id').notNull(),
     webhookId: text('webhook_id').notNull().unique(),
@@ -383,9 +397,9 @@ export const callbackDeliveries = pgTable(
     attempts: integer('attempts').notNull().default(0),
     /** Attempts made before the current schedule began (a redelivery starts a new one). */
     cycleStartAttempt: integer('cycle_start_attempt').notNull().default(0),
-    firstAttemptAt: timestamp('first_attempt_at', { withTimezone: true }).notNull(),
-    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
-    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+    firstAttemptAt: instant('first_attempt_at').notNull(),
+    nextAttemptAt: instant('next_attempt_at'),
+    deliveredAt: instant('delivered_at'),
     createdAt: createdAt(),
   },
   (t) => [index('callback_deliveries_subject').on(t.subjectId), index('callback_deliveries_due').on(t.status, t.nextAttemptAt)],
@@ -397,9 +411,9 @@ export const callbackAttempts = pgTable(
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     deliveryId: uuid('delivery_id').notNull().references(() => callbackDeliveries.id),
     attempt: integer('attempt').notNull(),
-    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    startedAt: instant('started_at').notNull(),
     /** When the schedule planned it: first attempt + (attempt − 1) × interval. */
-    plannedAt: timestamp('planned_at', { withTimezone: true }).notNull(),
+    plannedAt: instant('planned_at').notNull(),
     statusCode: integer('status_code'),
     latencyMs: integer('latency_ms').notNull(),
     error: text('error'),
@@ -426,7 +440,7 @@ export const rateQuotes = pgTable(
     base: text('base').notNull(),
     quote: text('quote').notNull(),
     price: numeric('price').notNull(),
-    fetchedAt: timestamp('fetched_at', { withTimezone: true }).notNull(),
+    fetchedAt: instant('fetched_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.source, t.base, t.quote] }), check('rate_quotes_price_positive', sql`${t.price} > 0`)],
 );
@@ -434,9 +448,9 @@ export const rateQuotes = pgTable(
 /** One row per rate source: its last round (GET /v1/rates), claimed atomically so processes share the work. */
 export const rateSources = pgTable('rate_sources', {
   source: text('source').primaryKey(),
-  lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true }),
-  lastSuccessAt: timestamp('last_success_at', { withTimezone: true }),
-  lastFailureAt: timestamp('last_failure_at', { withTimezone: true }),
+  lastAttemptAt: instant('last_attempt_at'),
+  lastSuccessAt: instant('last_success_at'),
+  lastFailureAt: instant('last_failure_at'),
   lastError: text('last_error'),
   consecutiveFailures: integer('consecutive_failures').notNull().default(0),
   quoteCount: integer('quote_count').notNull().default(0),
@@ -463,7 +477,7 @@ export const sanctionedAddresses = pgTable(
 /** One row per imported sanctions list: its presence is what "a list has been imported" means. */
 export const sanctionsLists = pgTable('sanctions_lists', {
   list: text('list').primaryKey(),
-  importedAt: timestamp('imported_at', { withTimezone: true }).notNull(),
+  importedAt: instant('imported_at').notNull(),
   source: text('source').notNull(),
   published: text('published'),
   addressCount: integer('address_count').notNull(),

@@ -21,27 +21,14 @@ import { sandboxCommands } from './edges/cli/sandbox-commands.js';
 
 /** The two commands that need the composition root itself. */
 const rootCommands = [
-  command({
-    name: 'sanctions:import',
-    usage: '<file|url>',
-    summary: "load the digital-currency addresses of OFAC's SDN list (sdn_advanced.xml) for screening; replaces the previous list",
-    options: {},
-    positionals: true,
-    async run(ctx, _values, positionals) {
-      const source = positionals[0];
-      if (!source || positionals.length > 1) throw new UsageError('sanctions:import needs a file path or an http(s) URL of sdn_advanced.xml (one).');
-      const counts = await importSanctionsList(ctx.deps().database, source);
-      const perNetwork = Object.entries(counts.perNetwork).map(([n, c]) => `${n} ${c}`).join(', ');
-      return { json: { ...counts }, human: `Imported ${counts.addresses} sanctioned addresses from ${source}: ${perNetwork || 'none on supported networks'}` };
-    },
-  }),
-  command({
-    name: 'migrate',
-    usage: '',
-    summary: 'apply the database migrations (every command does so first)',
-    options: {},
-    run: async () => ({ json: { migrated: true }, human: 'Database migrated.' }),
-  }),
+  command('sanctions:import <file|url>', "load the digital-currency addresses of OFAC's SDN list (sdn_advanced.xml) for screening; replaces the previous list", async (ctx, _values, positionals) => {
+    const source = positionals[0];
+    if (!source || positionals.length > 1) throw new UsageError('sanctions:import needs a file path or an http(s) URL of sdn_advanced.xml (one).');
+    const counts = await importSanctionsList(ctx.deps().database, source);
+    const perNetwork = Object.entries(counts.perNetwork).map(([n, c]) => `${n} ${c}`).join(', ');
+    return { json: { ...counts }, human: `Imported ${counts.addresses} sanctioned addresses from ${source}: ${perNetwork || 'none on supported networks'}` };
+  }, { positionals: true }),
+  command('migrate', 'apply the database migrations (every command does so first)', async () => ({ json: { migrated: true }, human: 'Database migrated.' })),
 ];
 
 const COMMANDS: Command[] = [...businessCommands, ...keyCommands, ...decisionCommands, ...deliveryCommands, ...balanceCommands, ...sandboxCommands, ...rootCommands];

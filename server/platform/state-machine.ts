@@ -43,6 +43,9 @@ export function defineStateMachine<const S extends string>(def: {
 
 export type TransitionEvent<S extends string> = { id: string; from: S | null; to: S; reason: string; at: Date; data: Record<string, unknown> };
 
+/** Told of an event inside the transaction `tx` of the change; throwing rolls the change back. */
+export type Subscriber<Tx, E> = (tx: Tx, event: E) => Promise<void>;
+
 /** How one entity's rows and event rows are written, inside transaction `Tx`. */
 export type EntityStore<Tx, S extends string, Set = Record<string, unknown>> = {
   machine: StateMachine<S>;
@@ -80,7 +83,7 @@ export async function transition<Tx, S extends string, Set>(
   to: S,
   reason: string,
   at: Date,
-  options: { data?: Record<string, unknown>; set?: Set; subscribers?: readonly ((tx: Tx, event: TransitionEvent<S> & { from: S }) => Promise<void>)[] } = {},
+  options: { data?: Record<string, unknown>; set?: Set; subscribers?: readonly Subscriber<Tx, TransitionEvent<S> & { from: S }>[] } = {},
 ): Promise<void> {
   const from = entity.status as S;
   const { name } = store.machine;

@@ -4,19 +4,10 @@
  * worth one unit of the fiat, as a string; the quote is its inverse (fiat per crypto), computed
  * in decimals. One request per fiat, a few at a time.
  */
-import { CRYPTO, FIAT, parsePrice, RateDecimal, type Fiat } from './currencies.js';
-import { getJson, isObject } from './http.js';
-import {
-  DEFAULT_TIMEOUT_MS,
-  MalformedResponseError,
-  ProviderError,
-  RateLimitedError,
-  RateSourceError,
-  type FetchResult,
-  type Quote,
-  type RateSource,
-  type SourceOptions,
-} from './quote.js';
+import { CRYPTO, FIAT, RateDecimal, type Fiat } from './currencies.js';
+import { isObject } from './http.js';
+import { HttpRateSource } from './http-source.js';
+import { MalformedResponseError, ProviderError, RateLimitedError, RateSourceError, type FetchResult, type Quote, type SourceOptions } from './quote.js';
 
 export const COINBASE_DEFAULT_URL = 'https://api.coinbase.com';
 
@@ -30,20 +21,9 @@ export type CoinbaseOptions = SourceOptions & {
   concurrency?: number;
 };
 
-export class CoinbaseSource implements RateSource {
-  readonly name = 'coinbase';
-  private readonly baseUrl: string;
-  private readonly timeoutMs: number;
-  private readonly now: () => Date;
-  private readonly fiats: readonly Fiat[];
-  private readonly concurrency: number;
-
+export class CoinbaseSource extends HttpRateSource<CoinbaseOptions> {
   constructor(options: CoinbaseOptions = {}) {
-    this.baseUrl = (options.baseUrl ?? COINBASE_DEFAULT_URL).replace(/\/+$/, '');
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.now = options.now ?? (() => new Date());
-    this.fiats = options.fiats ?? FIAT;
-    this.concurrency = options.concurrency ?? 4;
+    super('coinbase', options, COINBASE_DEFAULT_URL);
   }
 
   async fetchQuotes(signal?: AbortSignal): Promise<FetchResult> {
@@ -53,7 +33,8 @@ export class CoinbaseSource implements RateSource {
     const stop = new AbortController();
     const combined = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
     let rateLimited: RateLimitedError | null = null;
-    const queue = [...this.fiats];
+    const fiats = this.options.fiats ?? FIAT;
+    const queue = [...fiats];
     const worker = async () => {
       for (let fiat = queue.shift(); fiat !== undefined && !combined.aborted; fiat = queue.shift()) {
         try {
@@ -72,17 +53,14 @@ export class CoinbaseSource implements RateSource {
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, this.fiats.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 4, fiats.length) }, worker));
     if (rateLimited) throw rateLimited;
     // Nothing at all: the round failed, say why (the first problem) instead of answering empty.
-    if (quotes.length === 0) throw errors[0] ?? new MalformedResponseError(this.name, 'no quotes in any answer');
-    return { quotes, errors };
+    return this.atLeastOne({ quotes, errors }, 'no quotes in any answer');
   }
 
   private async fetchFiat(fiat: Fiat, signal: AbortSignal): Promise<FetchResult> {
-    const url = `${this.baseUrl}/v2/exchange-rates?currency=${encodeURIComponent(fiat)}`;
-    const body = await getJson(url, { source: this.name, timeoutMs: this.timeoutMs, signal });
-    const at = this.now();
+    const { body, at } = await this.get(`/v2/exchange-rates?currency=${encodeURIComponent(fiat)}`, signal);
     if (isObject(body) && Array.isArray(body.errors) && body.errors.length > 0) {
       throw new ProviderError(this.name, body.errors.map((e) => (isObject(e) ? String(e.message ?? e.id) : String(e))));
     }
@@ -91,19 +69,14 @@ export class CoinbaseSource implements RateSource {
     if (data.currency !== undefined && data.currency !== fiat) {
       throw new MalformedResponseError(this.name, `asked for ${fiat}, answered ${String(data.currency)}`);
     }
-    const quotes: Quote[] = [];
-    const errors: RateSourceError[] = [];
-    for (const crypto of CRYPTO) {
-      const raw = data.rates[crypto];
-      if (raw === undefined) continue; // not listed against this fiat: no quote, not an error
-      const perFiat = parsePrice(raw);
-      if (!perFiat) {
-        errors.push(new MalformedResponseError(this.name, `currency=${fiat}: rates.${crypto} = ${JSON.stringify(raw)}`));
-        continue;
-      }
-      const price = new RateDecimal(1).div(perFiat).toSignificantDigits(INVERSE_DIGITS);
-      quotes.push({ source: this.name, base: crypto, quote: fiat, price: price.toString(), at });
-    }
-    return { quotes, errors };
+    const rates = data.rates;
+    // A crypto not listed against this fiat gives no quote, and is not an error.
+    const listed = CRYPTO.filter((crypto) => rates[crypto] !== undefined);
+    return this.read(
+      listed.map((crypto) => ({ base: crypto, quote: fiat, raw: rates[crypto], where: `currency=${fiat}: rates.${crypto}` })),
+      at,
+      [],
+      (perFiat) => new RateDecimal(1).div(perFiat).toSignificantDigits(INVERSE_DIGITS),
+    );
   }
 }

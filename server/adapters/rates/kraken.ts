@@ -11,19 +11,10 @@
  * request (`EQuery:Unknown asset pair`): the default list holds listed pairs only, and should
  * one be delisted, the source finds it by asking pair by pair and leaves it out.
  */
-import { parsePrice, type Crypto, type Fiat } from './currencies.js';
-import { getJson, isObject } from './http.js';
-import {
-  DEFAULT_TIMEOUT_MS,
-  MalformedResponseError,
-  ProviderError,
-  RateLimitedError,
-  RateSourceError,
-  type FetchResult,
-  type Quote,
-  type RateSource,
-  type SourceOptions,
-} from './quote.js';
+import type { Crypto, Fiat } from './currencies.js';
+import { isObject } from './http.js';
+import { HttpRateSource, type RawPrice } from './http-source.js';
+import { MalformedResponseError, ProviderError, RateLimitedError, RateSourceError, type FetchResult, type Quote, type SourceOptions } from './quote.js';
 
 export const KRAKEN_DEFAULT_URL = 'https://api.kraken.com';
 
@@ -56,25 +47,16 @@ export function krakenResultKeys(pair: KrakenPair): string[] {
 
 export type KrakenOptions = SourceOptions & { pairs?: readonly KrakenPair[] };
 
-export class KrakenSource implements RateSource {
-  readonly name = 'kraken';
-  private readonly baseUrl: string;
-  private readonly timeoutMs: number;
-  private readonly now: () => Date;
-  private readonly pairs: readonly KrakenPair[];
-
+export class KrakenSource extends HttpRateSource<KrakenOptions> {
   constructor(options: KrakenOptions = {}) {
-    this.baseUrl = (options.baseUrl ?? KRAKEN_DEFAULT_URL).replace(/\/+$/, '');
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.now = options.now ?? (() => new Date());
-    this.pairs = options.pairs ?? KRAKEN_DEFAULT_PAIRS;
+    super('kraken', options, KRAKEN_DEFAULT_URL);
   }
 
   /** Pairs Kraken answered "Unknown asset pair" for, left out of later rounds. */
   private readonly unlisted = new Set<string>();
 
   async fetchQuotes(signal?: AbortSignal): Promise<FetchResult> {
-    const pairs = this.pairs.filter((p) => !this.unlisted.has(krakenAltname(p)));
+    const pairs = (this.options.pairs ?? KRAKEN_DEFAULT_PAIRS).filter((p) => !this.unlisted.has(krakenAltname(p)));
     if (pairs.length === 0) throw new MalformedResponseError(this.name, 'every configured pair is unknown to Kraken');
     try {
       return await this.fetchPairs(pairs, signal);
@@ -102,31 +84,22 @@ export class KrakenSource implements RateSource {
 
   private async fetchPairs(pairs: readonly KrakenPair[], signal?: AbortSignal): Promise<FetchResult> {
     // Commas stay literal: Kraken documents `pair=XBTUSD,ETHEUR`.
-    const url = `${this.baseUrl}/0/public/Ticker?pair=${pairs.map(krakenAltname).join(',')}`;
-    const body = await getJson(url, { source: this.name, timeoutMs: this.timeoutMs, signal });
-    const at = this.now();
+    const { body, at } = await this.get(`/0/public/Ticker?pair=${pairs.map(krakenAltname).join(',')}`, signal);
     if (!isObject(body) || !Array.isArray(body.error)) throw new MalformedResponseError(this.name, 'no error array');
     // Kraken prefixes errors with E and warnings with W; a warning alone does not void the result.
     const errorsSaid = body.error.map(String).filter((e) => !e.startsWith('W'));
     if (errorsSaid.length > 0) throw new ProviderError(this.name, errorsSaid);
     if (!isObject(body.result)) throw new MalformedResponseError(this.name, 'no result object');
     const result = body.result;
-    const quotes: Quote[] = [];
-    const errors: RateSourceError[] = [];
+    const found: RawPrice[] = [];
     for (const pair of pairs) {
       const key = krakenResultKeys(pair).find((k) => k in result);
       if (key === undefined) continue; // not in the answer: no quote
       const ticker = result[key];
       const last = isObject(ticker) && Array.isArray(ticker.c) ? ticker.c[0] : undefined;
-      const price = parsePrice(last);
-      if (!price) {
-        errors.push(new MalformedResponseError(this.name, `${key}.c[0] = ${JSON.stringify(last)}`));
-        continue;
-      }
-      quotes.push({ source: this.name, base: pair.base, quote: pair.quote, price: price.toString(), at });
+      found.push({ base: pair.base, quote: pair.quote, raw: last, where: `${key}.c[0]` });
     }
-    if (quotes.length === 0) throw errors[0] ?? new MalformedResponseError(this.name, 'no requested pair in result');
-    return { quotes, errors };
+    return this.atLeastOne(this.read(found, at), 'no requested pair in result');
   }
 }
 

@@ -11,49 +11,47 @@ import { checkoutView, chooseByToken, paymentByToken } from '../../modules/payme
 import { viewVersion } from '../../modules/payments/index.js';
 
 export const checkoutRouter = router({
-  get: checkoutProcedure.query(async ({ ctx, input }) => checkoutView(ctx.deps, await paymentByToken(ctx.deps, input.token))),
+  get: checkoutProcedure().query(async ({ ctx, input }) => checkoutView(ctx.deps, await paymentByToken(ctx.deps, input.token))),
 
-  choose: checkoutProcedure
-    .input(z.object({ depositCurrency: z.string().max(10), network: z.string().max(10) }))
-    .mutation(({ ctx, input }) => chooseByToken(ctx.deps, input.token, input)),
+  choose: checkoutProcedure({ depositCurrency: z.string().max(10), network: z.string().max(10) }).mutation(({ ctx, input }) =>
+    chooseByToken(ctx.deps, input.token, input),
+  ),
 
   /**
    * The current view at once, then again after every change. Event ids are
    * content versions: a client reconnecting with `lastEventId` gets the view
    * only if it changed meanwhile.
    */
-  updates: checkoutProcedure
-    .input(z.object({ lastEventId: z.string().max(64).nullish() }))
-    .subscription(async function* ({ ctx, input, signal }) {
-      const row = await paymentByToken(ctx.deps, input.token);
-      let wake: (() => void) | null = null;
-      let dirty = true;
-      const unsubscribe = ctx.live?.subscribe(row.id, () => {
-        dirty = true;
-        wake?.();
-      });
-      const onAbort = () => wake?.();
-      signal?.addEventListener('abort', onAbort);
-      try {
-        let last = input.lastEventId ?? null;
-        while (!signal?.aborted) {
-          if (dirty) {
-            dirty = false;
-            const view = await checkoutView(ctx.deps, await paymentByToken(ctx.deps, input.token));
-            const version = viewVersion(view);
-            if (version !== last) {
-              last = version;
-              yield tracked(version, view);
-            }
+  updates: checkoutProcedure({ lastEventId: z.string().max(64).nullish() }).subscription(async function* ({ ctx, input, signal }) {
+    const row = await paymentByToken(ctx.deps, input.token);
+    let wake: (() => void) | null = null;
+    let dirty = true;
+    const unsubscribe = ctx.live?.subscribe(row.id, () => {
+      dirty = true;
+      wake?.();
+    });
+    const onAbort = () => wake?.();
+    signal?.addEventListener('abort', onAbort);
+    try {
+      let last = input.lastEventId ?? null;
+      while (!signal?.aborted) {
+        if (dirty) {
+          dirty = false;
+          const view = await checkoutView(ctx.deps, await paymentByToken(ctx.deps, input.token));
+          const version = viewVersion(view);
+          if (version !== last) {
+            last = version;
+            yield tracked(version, view);
           }
-          if (!dirty) await new Promise<void>((resolve) => (wake = resolve));
-          wake = null;
         }
-      } finally {
-        unsubscribe?.();
-        signal?.removeEventListener('abort', onAbort);
+        if (!dirty) await new Promise<void>((resolve) => (wake = resolve));
+        wake = null;
       }
-    }),
+    } finally {
+      unsubscribe?.();
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }),
 });
 
 export type CheckoutRouter = typeof checkoutRouter;

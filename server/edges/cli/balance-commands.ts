@@ -1,19 +1,13 @@
 /** Balances (CONTRACT §9 `balances`: the same as `GET /v1/balances`). */
 import { getBusiness } from '../../modules/businesses/index.js';
 import { getBusinessBalances } from '../../modules/withdrawals/index.js';
-import { command, requireBusiness, str, table } from './command.js';
+import { command, requireBusiness, table } from './command.js';
 
 export const balanceCommands = [
-  command({
-    name: 'balances',
-    usage: '--business <id>',
-    summary: 'per settlement currency: available, and pending (withdrawals accepted, not final, already out of available)',
-    options: { business: str },
-    async run(ctx, values) {
-      // The very read behind GET /v1/balances, so the two never disagree.
-      const { balances } = await getBusinessBalances(ctx.db, await getBusiness(ctx.db, await requireBusiness(ctx, values)));
-      const rows = balances.map((b) => [b.currency, b.available, b.pending]);
-      return { json: { balances }, human: rows.length ? table([['currency', 'available', 'pending'], ...rows]) : 'no balances yet' };
-    },
+  command('balances --business <id>', 'per settlement currency: available, and pending (withdrawals accepted, not final, already out of available)', async (ctx, values) => {
+    // The very read behind GET /v1/balances, so the two never disagree.
+    const { balances } = await getBusinessBalances(ctx.db, await getBusiness(ctx.db, await requireBusiness(ctx, values)));
+    const rows = balances.map((b) => [b.currency, b.available, b.pending]);
+    return { json: { balances }, human: rows.length ? table([['currency', 'available', 'pending'], ...rows]) : 'no balances yet' };
   }),
 ];

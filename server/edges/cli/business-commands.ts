@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { createBusiness, listBusinesses, updateBusiness } from '../../modules/businesses/index.js';
 import { UpdateBusinessSchema, businessView } from '../trpc/business-router.js';
-import { command, optionalString, parseBoolean, requireString, requireUuid, str, UsageError, type Values } from './command.js';
+import { command, optionalString, parseBoolean, requireString, requireUuid, UsageError, type Values } from './command.js';
 
 const httpUrl = z.url({ protocol: /^https?$/ });
 
@@ -69,48 +69,29 @@ function settingsLine(b: ReturnType<typeof businessView>): string {
 }
 
 export const businessCommands = [
-  command({
-    name: 'business:create',
-    usage: '--name <n> [--withdrawal-callback-url <u>] [--payment-callback-url <u>]',
-    summary: 'a new business with its callback secret and an API key holding every scope',
-    options: { name: str, 'withdrawal-callback-url': str, 'payment-callback-url': str },
-    async run(ctx, values) {
-      const name = requireString(values, 'name', 'n');
-      const urls = { withdrawalCallbackUrl: optionalString(values, 'withdrawal-callback-url'), paymentCallbackUrl: optionalString(values, 'payment-callback-url') };
-      for (const [key, url] of Object.entries(urls)) {
-        if (url !== undefined && !httpUrl.safeParse(url).success) throw new UsageError(`${key} must be an http(s) URL.`);
-      }
-      const created = await createBusiness(ctx.db, ctx.masterKey, { name, ...urls });
-      const out = { businessId: created.business.id, apiKey: created.apiKey, apiSecret: created.apiSecret, callbackSecret: created.callbackSecret };
-      return { json: out, human: Object.entries(out).map(([k, v]) => `${k.padEnd(15)} ${v}`).join('\n') };
-    },
+  command('business:create --name <n> [--withdrawal-callback-url <u>] [--payment-callback-url <u>]', 'a new business with its callback secret and an API key holding every scope', async (ctx, values) => {
+    const name = requireString(values, 'name', 'n');
+    const urls = { withdrawalCallbackUrl: optionalString(values, 'withdrawal-callback-url'), paymentCallbackUrl: optionalString(values, 'payment-callback-url') };
+    for (const [key, url] of Object.entries(urls)) {
+      if (url !== undefined && !httpUrl.safeParse(url).success) throw new UsageError(`${key} must be an http(s) URL.`);
+    }
+    const created = await createBusiness(ctx.db, ctx.masterKey, { name, ...urls });
+    const out = { businessId: created.business.id, apiKey: created.apiKey, apiSecret: created.apiSecret, callbackSecret: created.callbackSecret };
+    return { json: out, human: Object.entries(out).map(([k, v]) => `${k.padEnd(15)} ${v}`).join('\n') };
   }),
-  command({
-    name: 'business:list',
-    usage: '',
-    summary: 'every business with its settings (never a secret)',
-    options: {},
-    async run(ctx) {
-      const list = (await listBusinesses(ctx.db)).map(businessView);
-      return {
-        json: { businesses: list },
-        human: list.map((b) => `${b.id}  ${b.name}\n    ${settingsLine(b)}`).join('\n') || 'no businesses',
-      };
-    },
+  command('business:list', 'every business with its settings (never a secret)', async (ctx) => {
+    const list = (await listBusinesses(ctx.db)).map(businessView);
+    return {
+      json: { businesses: list },
+      human: list.map((b) => `${b.id}  ${b.name}\n    ${settingsLine(b)}`).join('\n') || 'no businesses',
+    };
   }),
-  command({
-    name: 'business:update',
-    usage:
-      '--business <id> [--withdrawal-callback-url u|none] [--payment-callback-url u|none] [--approval-policy none|one|two] [--require-whitelist true|false]\n' +
+  command(
+    'business:update --business <id> [--withdrawal-callback-url u|none] [--payment-callback-url u|none] [--approval-policy none|one|two] [--require-whitelist true|false]\n' +
       '      [--service-fee-percent n] [--user-fee-share n] [--review-threshold s] [--block-threshold s] [--allowed-networks CUR=NET,NET|all]…\n' +
       '      [--name n] [--settlement-currency C] [--overpayment-policy process|excess_refund] [--refund-follow-up-deposits true|false] [--default-fee-payer business|recipient]',
-    summary: 'change settings; prints the business as stored',
-    options: {
-      business: str,
-      ...Object.fromEntries(Object.keys(UPDATE_FLAGS).map((f) => [f, str])),
-      'allowed-networks': { type: 'string', multiple: true },
-    },
-    async run(ctx, values) {
+    'change settings; prints the business as stored',
+    async (ctx, values) => {
       const businessId = requireUuid(values, 'business');
       const settings = updateInput(values);
       if (Object.keys(settings).length === 0) throw new UsageError('business:update needs at least one setting to change.');
@@ -123,5 +104,6 @@ export const businessCommands = [
       const b = businessView(await updateBusiness(ctx.db, businessId, next));
       return { json: b, human: `${b.id}  ${b.name}\n    ${settingsLine(b)}` };
     },
-  }),
+    { options: { 'allowed-networks': { type: 'string', multiple: true } } },
+  ),
 ];

@@ -29,23 +29,50 @@ export type CliContext = {
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 export type Output = { json: unknown; human: string };
 
+type Options = NonNullable<ParseArgsConfig['options']>;
+
 export type Command = {
   name: string;
   /** Option flags after the name, for the usage text. */
   usage: string;
   /** One line: what it does. */
   summary: string;
-  options: NonNullable<ParseArgsConfig['options']>;
+  options: Options;
   /** Positional arguments allowed (default none). */
   positionals?: boolean;
   run: (ctx: CliContext, values: Values, positionals: string[]) => Promise<Output>;
 };
 
-export function command(c: Command): Command {
-  return c;
+/**
+ * A command from its usage line as the help prints it (`name --flag <value> [--other]`), which
+ * names each flag once: the options parsed are read from it (`optionsOf`); `more.options` adds
+ * what a usage line cannot say (a repeatable flag).
+ */
+export function command(
+  line: string,
+  summary: string,
+  run: Command['run'],
+  more: { options?: Options; positionals?: boolean } = {},
+): Command {
+  const [name = '', ...usage] = line.split(' ');
+  return { name, usage: usage.join(' '), summary, options: { ...optionsOf(line), ...more.options }, positionals: more.positionals, run };
 }
 
-export const str = { type: 'string' } as const;
+/**
+ * The parseArgs options of a usage line: a `--flag` followed by a word that is not a flag (a
+ * placeholder or an example value: `--business <id>`, `--limit 50`) takes a string; a bare
+ * `--flag` is a boolean. Brackets (optional) and `…` (repeatable) are read past.
+ */
+export function optionsOf(usage: string): Options {
+  const words = usage.split(/\s+/).map((w) => w.replace(/^\[|\]?…?$/g, ''));
+  const options: Options = {};
+  words.forEach((word, i) => {
+    if (!word.startsWith('--')) return;
+    const next = words[i + 1];
+    options[word.slice(2)] = next && !next.startsWith('--') ? { type: 'string' } : { type: 'boolean' };
+  });
+  return options;
+}
 
 export function optionalString(values: Values, flag: string): string | undefined {
   const v = values[flag];

@@ -11,20 +11,13 @@ import { decideCompliance } from '../../modules/deposits/index.js';
 import { chooseCurrency, loadPaymentById, paymentRecord } from '../../modules/payments/index.js';
 import { getBusiness } from '../../modules/businesses/index.js';
 import { getBusinessBalances } from '../../modules/withdrawals/index.js';
+import { byId, recentListInput } from './procedures.js';
 import { unixTimes } from './unix-times.rules.js';
 
 export const depositRouter = router({
   /** Deposits, newest first; `search` matches a transaction hash or an address. */
   list: operatorProcedure
-    .input(
-      z.strictObject({
-        businessId: z.guid().optional(),
-        paymentId: z.guid().optional(),
-        status: z.enum(DEPOSIT_STATUSES).optional(),
-        search: z.string().min(3).max(128).optional(),
-        limit: z.int().min(1).max(200).default(50),
-      }),
-    )
+    .input(recentListInput(DEPOSIT_STATUSES, { paymentId: z.guid().optional(), search: z.string().min(3).max(128).optional() }))
     .query(async ({ ctx, input }) => {
       const filters: (SQL | undefined)[] = [
         input.businessId ? eq(deposits.businessId, input.businessId) : undefined,
@@ -65,7 +58,7 @@ export const depositRouter = router({
 /** Payment procedures beyond list/get, spread into the payments router. */
 export const paymentOpsProcedures = {
   /** Every event of a payment, its deposits and refunds, in order. */
-  timeline: operatorProcedure.input(z.strictObject({ paymentId: z.guid() })).query(async ({ ctx, input }) => {
+  timeline: operatorProcedure.input(byId('paymentId')).query(async ({ ctx, input }) => {
     const db = ctx.deps.database.db;
     const payment = await loadPaymentById(db, input.paymentId);
     // One query over the one events table: the payment's own events, its deposits' and their refunds'.
@@ -119,7 +112,7 @@ export const paymentOpsProcedures = {
 
 export const balanceRouter = router({
   /** The same answer as GET /v1/balances for that business. */
-  get: operatorProcedure.input(z.strictObject({ businessId: z.guid() })).query(async ({ ctx, input }) =>
+  get: operatorProcedure.input(byId('businessId')).query(async ({ ctx, input }) =>
     getBusinessBalances(ctx.deps.database.db, await getBusiness(ctx.deps.database.db, input.businessId)),
   ),
 });

@@ -72,11 +72,19 @@ export const adminProcedure = operatorProcedure.use(({ ctx, next }) => {
   return next();
 });
 
-/** Public checkout procedures: keyed by the checkout token, rate limited per token and per address. */
-export const checkoutProcedure = publicProcedure.input(z.object({ token: z.string().max(64) })).use(async ({ ctx, input, next }) => {
-  if (ctx.limits) {
-    await ctx.limits.consume(ctx.limits.checkoutIp, ctx.ip ?? 'unknown');
-    await ctx.limits.consume(ctx.limits.checkoutToken, input.token);
-  }
-  return next();
-});
+/**
+ * A public checkout procedure, keyed by the checkout token, rate limited per token and per
+ * address. Its whole input is one strict object (the token and `fields`): tRPC parses every
+ * stacked `.input()` against the whole input, so a strict base holding only the token would
+ * refuse the leaf's fields, and a loose one would let unknown keys through.
+ */
+export function checkoutProcedure<F extends z.ZodRawShape = {}>(fields: F = {} as F) {
+  return publicProcedure.input(z.strictObject({ token: z.string().max(64), ...fields })).use(async ({ ctx, input, next }) => {
+    const { token } = input as { token: string };
+    if (ctx.limits) {
+      await ctx.limits.consume(ctx.limits.checkoutIp, ctx.ip ?? 'unknown');
+      await ctx.limits.consume(ctx.limits.checkoutToken, token);
+    }
+    return next();
+  });
+}

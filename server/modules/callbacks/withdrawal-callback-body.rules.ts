@@ -9,6 +9,20 @@ import type { LegalEntity } from '../compliance/index.js';
 
 export type CallbackStatus = 'COMPLETED' | 'FAILED' | 'BLOCKED';
 
+/** What a COMPLETED withdrawal's callback adds to the common fields: its actual amounts and fees. */
+export const ACTUAL_FIELDS = [
+  'actualDisplayAmount',
+  'actualWithdrawAmount',
+  'deductedSettlementAmount',
+  'withdrawFee',
+  'displayFee',
+  'displayRateDepegLossAmount',
+  'settlementRateDepegLossAmount',
+] as const;
+
+/** The BLOCKED sample carries the actual fields as null, two null keys of its own, and a null transactionId. */
+const BLOCKED_NULL_FIELDS = [...ACTUAL_FIELDS, 'settlementServiceFee', 'settlementMerchantTransactionFee', 'transactionId'] as const;
+
 export type WithdrawalForCallback = {
   withdrawalId: string;
   clientWithdrawalId: string;
@@ -22,15 +36,7 @@ export type WithdrawalForCallback = {
   destinationTag: string | null;
   txAddressOwner: LegalEntity;
   /** Present once COMPLETED. */
-  actuals?: {
-    actualDisplayAmount: string;
-    actualWithdrawAmount: string;
-    deductedSettlementAmount: string;
-    withdrawFee: string;
-    displayFee: string;
-    displayRateDepegLossAmount: string;
-    settlementRateDepegLossAmount: string;
-  };
+  actuals?: Record<(typeof ACTUAL_FIELDS)[number], string>;
   transactionId?: string | null;
 };
 
@@ -54,21 +60,7 @@ export function withdrawalCallbackBody(status: CallbackStatus, w: WithdrawalForC
     txAddressOwner: { name: w.txAddressOwner.name, category: w.txAddressOwner.category },
   };
   if (status === 'FAILED') return base;
-  if (status === 'BLOCKED') {
-    return {
-      ...base,
-      actualDisplayAmount: null,
-      actualWithdrawAmount: null,
-      deductedSettlementAmount: null,
-      withdrawFee: null,
-      displayFee: null,
-      displayRateDepegLossAmount: null,
-      settlementRateDepegLossAmount: null,
-      settlementServiceFee: null,
-      settlementMerchantTransactionFee: null,
-      transactionId: null,
-    };
-  }
+  if (status === 'BLOCKED') return { ...base, ...Object.fromEntries(BLOCKED_NULL_FIELDS.map((field) => [field, null])) };
   if (!w.actuals || !w.transactionId) throw new Error(`withdrawal ${w.withdrawalId} is COMPLETED without actuals`);
   return { ...base, ...w.actuals, transactionId: w.transactionId };
 }

@@ -114,7 +114,7 @@ export const DEPOSIT_NETWORKS: Record<CryptoCurrency, readonly Network[]> = byCu
  * SOL, ten since.
  */
 export const WITHDRAWAL_NETWORKS: Partial<Record<CryptoCurrency, readonly Network[]>> = Object.fromEntries(
-  CRYPTO_CURRENCIES.map((currency) => [currency, carriers(currency, (c) => c.payout)] as const).filter(
+  CRYPTO_CURRENCIES.map((currency) => [currency, carriers(currency, (c) => c.payout !== undefined)] as const).filter(
     ([, networks]) => networks.length > 0,
   ),
 );
@@ -125,9 +125,13 @@ export const TAG_NETWORKS: readonly Network[] = NETWORKS.filter((n) => NETWORK_R
 /** Stablecoins valued at a 1:1 peg against USD (their depeg loss is reported). */
 export const USD_STABLECOINS: readonly CryptoCurrency[] = ['USDC', 'USDT'];
 
+/** One number of each currency on each network that carries it, as its family states it. */
+const perNetwork = (currency: CryptoCurrency, networks: readonly Network[], value: (carried: CarriedCurrency) => string) =>
+  Object.fromEntries(networks.map((n) => [n, value(NETWORK_RULES[n].currencies[currency]!)])) as Partial<Record<Network, string>>;
+
 /** Sandbox network fee per currency and network, in the currency (refund and withdrawal cost). */
 export const NETWORK_FEES: Record<CryptoCurrency, Partial<Record<Network, string>>> = byCurrency((currency) =>
-  Object.fromEntries(DEPOSIT_NETWORKS[currency].map((n) => [n, NETWORK_RULES[n].currencies[currency]!.fee])),
+  perNetwork(currency, DEPOSIT_NETWORKS[currency], (c) => c.fee),
 );
 
 // A family that carries a currency Kassa does not know is a mistake in its table: refuse to start.
@@ -146,20 +150,17 @@ for (const network of NETWORKS) {
  * satoshi-units), the account reserve of XRP (1 XRP) and XLM (1 XLM), the
  * rent-exempt minimum of a Solana account (0.00089088 SOL).
  */
-export const DEPOSIT_MIN_AMOUNTS: Record<CryptoCurrency, Partial<Record<Network, string>>> = {
-  BTC: { BTC: '0.0001' },
-  BCH: { BCH: '0.0001' },
-  LTC: { LTC: '0.001' },
-  ETH: { ETH: '0.002', BSC: '0.0005' },
-  BNB: { BSC: '0.001' },
-  LINK: { ETH: '0.5' },
-  SOL: { SOL: '0.01' },
-  TRX: { TRX: '10' },
-  USDC: { ETH: '10', BSC: '1', TRX: '5', SOL: '1' },
-  USDT: { ETH: '10', BSC: '1', TRX: '5' },
-  XLM: { XLM: '2' },
-  XRP: { XRP: '2' },
-};
+export const DEPOSIT_MIN_AMOUNTS: Record<CryptoCurrency, Partial<Record<Network, string>>> = byCurrency((currency) =>
+  perNetwork(currency, DEPOSIT_NETWORKS[currency], (c) => c.min),
+);
+
+/**
+ * Largest single withdrawal per payout currency and network (the 2022-08-21 change exposes it as
+ * `maxAmount`; the spec does not show values, these are Kassa's).
+ */
+export const WITHDRAWAL_MAX_AMOUNTS: Partial<Record<CryptoCurrency, Partial<Record<Network, string>>>> = Object.fromEntries(
+  Object.entries(WITHDRAWAL_NETWORKS).map(([currency, networks]) => [currency, perNetwork(currency as CryptoCurrency, networks, (c) => c.payout!.max)]),
+);
 
 /** What a chain refuses or strands below, in its native coin (dust, account reserve, rent): the minimums stay above it. */
 export const NATIVE_FLOORS: Partial<Record<CryptoCurrency, string>> = {

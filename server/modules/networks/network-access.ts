@@ -7,11 +7,21 @@
  * formats of the chain the node reports (e.g. `rltc1…` on a Litecoin regtest).
  * The composition root builds it; modules only ask it.
  */
+import type { Database } from '../../../db/client.js';
+import type { PlatformDeps } from '../../platform/runtime.js';
 import type { MasterKey } from '../../platform/secrets.js';
 import { unprocessable } from '../../platform/errors.js';
-import { DEPOSIT_NETWORKS, NETWORKS, isCrypto, type Network } from '../money/index.js';
+import { DEPOSIT_NETWORKS, NETWORKS, isCrypto, type Network, type RatesPort } from '../money/index.js';
 import { validateAddress, type AddressValidation } from './addresses.rules.js';
 import { depositAddress, type DepositAddress } from './deposit-address.js';
+
+/** What a module that prices money and moves it on the networks offered is given (payments, withdrawals). */
+export type NetworkDeps = PlatformDeps & {
+  database: Database;
+  rates: RatesPort;
+  /** The networks offered, their deposit addresses and destination formats (sandbox or live). */
+  networks: NetworkAccess;
+};
 
 export type NetworkAccess = {
   /** 'sandbox' or 'live': the checkout shows TEST MODE for the first. */

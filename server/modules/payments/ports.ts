@@ -7,10 +7,10 @@
  * checkout's pg_notify, the payment callback, metrics). Whatever they write
  * (a NOTIFY, a delivery row and its job) commits or rolls back with the change.
  */
-import type { Database, Queryable } from '../../../db/client.js';
-import type { PaymentStatus, RatesPort } from '../money/index.js';
-import type { PlatformDeps } from '../../platform/runtime.js';
-import type { NetworkAccess } from '../networks/index.js';
+import type { Queryable } from '../../../db/client.js';
+import type { PaymentStatus } from '../money/index.js';
+import type { Subscriber } from '../../platform/state-machine.js';
+import type { NetworkDeps } from '../networks/index.js';
 
 export type PaymentStatusChanged = {
   type: 'payment.status_changed';
@@ -21,15 +21,7 @@ export type PaymentStatusChanged = {
   at: Date;
 };
 
-/** Runs inside the transaction of the change (`tx`); throwing rolls the change back. */
-export type PaymentEventSubscriber = (tx: Queryable, event: PaymentStatusChanged) => Promise<void>;
+export type PaymentEventSubscriber = Subscriber<Queryable, PaymentStatusChanged>;
 
-/** What the payments module is given by the composition root. */
-export type PaymentsDeps = PlatformDeps & {
-  database: Database;
-  rates: RatesPort;
-  /** The networks offered, their deposit addresses and destination formats (sandbox or live). */
-  networks: NetworkAccess;
-  /** Called in order, in the transaction of each status change. */
-  paymentSubscribers: readonly PaymentEventSubscriber[];
-};
+/** What the payments module is given by the composition root; its subscribers are called in order, in the transaction of each status change. */
+export type PaymentsDeps = NetworkDeps & { paymentSubscribers: readonly PaymentEventSubscriber[] };

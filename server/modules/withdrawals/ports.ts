@@ -1,11 +1,10 @@
 /** What withdrawals need from outside: rates (valuation) and screening of receivers. */
-import type { Database, Queryable } from '../../../db/client.js';
+import type { Queryable } from '../../../db/client.js';
 import type { WithdrawalRow } from './withdrawal-record.rules.js';
 import type { WithdrawalStatus } from './withdrawal.rules.js';
 import type { ScreeningPort } from '../compliance/index.js';
-import type { RatesPort } from '../money/index.js';
-import type { PlatformDeps } from '../../platform/runtime.js';
-import type { NetworkAccess } from '../networks/index.js';
+import type { Subscriber } from '../../platform/state-machine.js';
+import type { NetworkDeps } from '../networks/index.js';
 
 /** A withdrawal reached a final status; `callbackStatus` is what its callback reports (REJECTED ends as FAILED). */
 export type WithdrawalEnded = {
@@ -16,15 +15,7 @@ export type WithdrawalEnded = {
   at: Date;
 };
 
-/** Runs inside the transaction of the outcome (`tx`); throwing rolls the outcome back. */
-export type WithdrawalEventSubscriber = (tx: Queryable, event: WithdrawalEnded) => Promise<void>;
+export type WithdrawalEventSubscriber = Subscriber<Queryable, WithdrawalEnded>;
 
-export type WithdrawalsDeps = PlatformDeps & {
-  database: Database;
-  rates: RatesPort;
-  screening: ScreeningPort;
-  /** The networks offered and the destination address formats (sandbox or live). */
-  networks: NetworkAccess;
-  /** Called in order, in the transaction of each outcome. */
-  withdrawalSubscribers: readonly WithdrawalEventSubscriber[];
-};
+/** Rates value a withdrawal, screening checks its receiver; the subscribers are called in order, in the transaction of each outcome. */
+export type WithdrawalsDeps = NetworkDeps & { screening: ScreeningPort; withdrawalSubscribers: readonly WithdrawalEventSubscriber[] };

@@ -2,7 +2,7 @@
  * Withdrawal rules as data (spec §8, §9; CONTRACT §6): statuses and their
  * transitions, the maximum per currency/network pair, approval policies.
  */
-import { NETWORK_FEES, WITHDRAWAL_NETWORKS, type CryptoCurrency, type Network } from '../money/index.js';
+import { NETWORK_FEES, WITHDRAWAL_MAX_AMOUNTS, WITHDRAWAL_NETWORKS, type CryptoCurrency, type Network } from '../money/index.js';
 import { Dec } from '../money/index.js';
 import { assertOffered, validateDestinationTag, type NetworkAccess } from '../networks/index.js';
 import { unprocessable } from '../../platform/errors.js';
@@ -42,22 +42,8 @@ export type ApprovalPolicy = keyof typeof APPROVAL_POLICIES;
 export const FEE_PAYERS = ['BUSINESS', 'RECIPIENT'] as const;
 export type FeePayer = (typeof FEE_PAYERS)[number];
 
-/**
- * Largest single withdrawal per currency and network (the 2022-08-21 change
- * exposes it as `maxAmount`; the spec does not show values, these are Kassa's).
- */
-export const WITHDRAWAL_MAX: Record<string, Partial<Record<Network, string>>> = {
-  BTC: { BTC: '10' },
-  BCH: { BCH: '500' },
-  LTC: { LTC: '5000' },
-  ETH: { ETH: '200', BSC: '200' },
-  LINK: { ETH: '20000' },
-  USDC: { ETH: '1000000', BSC: '1000000', TRX: '1000000', SOL: '1000000' },
-  USDT: { ETH: '1000000', BSC: '1000000', TRX: '1000000' },
-  XLM: { XLM: '5000000' },
-  XRP: { XRP: '1000000' },
-  SOL: { SOL: '5000' },
-};
+/** Largest single withdrawal per currency and network: each network family states it (money's WITHDRAWAL_MAX_AMOUNTS). */
+export const WITHDRAWAL_MAX: Record<string, Partial<Record<Network, string>>> = WITHDRAWAL_MAX_AMOUNTS;
 
 /** Smallest withdrawal: twice the network fee, so a recipient-paid fee never eats most of it. */
 export function withdrawalMin(currency: CryptoCurrency, network: Network): Dec {

@@ -8,9 +8,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../../db/embedded.js';
 import { RpcClient } from '../../../server/adapters/chain/utxo/rpc.js';
 import { fromBaseUnits, toBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
 
@@ -22,18 +22,6 @@ export function litecoindAvailable(): boolean {
   if (process.env.KASSA_REQUIRE_LITECOIND === '1') return true; // the start then fails loudly
   console.log(`litecoind not found at ${LITECOIND}: skipping the Litecoin regtest tests (install the Debian package \`litecoind\`; KASSA_REQUIRE_LITECOIND=1 makes this a failure)`);
   return false;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export type Litecoind = {

@@ -60,6 +60,25 @@ describe('checkout router', () => {
     await expect(client().get.query({ token: 'AAAAAAAAAAAAAAAAAAAAAA' })).rejects.toMatchObject({ data: { code: 'NOT_FOUND' } });
   });
 
+  it('refuses an unknown key with BAD_REQUEST naming it, and changes nothing', async () => {
+    const token = await fiatPayment();
+    const kassa = client();
+    // The widget's client is typed; a hand-written one can send anything.
+    const loose = kassa as unknown as {
+      get: { query: (input: object) => Promise<unknown> };
+      choose: { mutate: (input: object) => Promise<unknown> };
+    };
+    const unknownKey = { data: { code: 'BAD_REQUEST', httpStatus: 400, kassaCode: 'VALIDATION_FAILED', fieldErrors: [{ field: 'amount', message: expect.stringContaining('unknown field') }] } };
+    await expect(loose.get.query({ token, amount: '1' })).rejects.toMatchObject(unknownKey);
+    await expect(loose.choose.mutate({ token, depositCurrency: 'BTC', network: 'BTC', amount: '1' })).rejects.toMatchObject(unknownKey);
+    // The refused choice fixed nothing: the payment is still NEW with every option offered.
+    const view = await kassa.get.query({ token });
+    expect(view.status).toBe('NEW');
+    expect(view.options).toContainEqual({ currency: 'BTC', network: 'BTC', amount: '0.01' });
+    const [row] = await t.db.sql`select status, deposit_currency from payments where checkout_token = ${token}`;
+    expect(row).toEqual({ status: 'NEW', deposit_currency: null });
+  });
+
   it('pushes a deposit to a subscriber without polling', async () => {
     const token = await fiatPayment();
     const kassa = client();

@@ -2,10 +2,11 @@
  * The payment, deposit and refund state machines (CONTRACT §5) and the rule
  * that derives a payment's status from its deposits.
  *
- * The expected transition tables below are written out by hand from the
- * meaning CONTRACT §5 gives each state — never copied from, or computed
- * with, the code's own tables. Every (from, to) pair over all states is
- * checked: a row's allowed targets must be exactly the expected ones.
+ * The expected moves below are written out by hand from the events CONTRACT §5
+ * describes (what can happen to a payment, a deposit, a refund, and which
+ * statuses it can happen in) — never copied from, or computed with, the
+ * code's own tables. Every (from, to) pair over all states is checked: a
+ * pair is legal exactly when some event below makes it.
  */
 import { describe, expect, it } from 'vitest';
 import { DEPOSIT_STATUSES, PAYMENT_STATUSES, type DepositStatus, type PaymentStatus } from '../../../server/modules/money/catalog.js';
@@ -14,68 +15,71 @@ import { canMoveDeposit, canMoveRefund, type RefundStatus } from '../../../serve
 import { canTransition } from '../../../server/modules/payments/payment-states.rules.js';
 import { derivePaymentStatus, type DepositFacts, type PaymentFacts } from '../../../server/modules/payments/payment-status.rules.js';
 
-// ---------------------------------------------------------------------------
-// Payment status. A transition is legal when some sequence of events the
-// contract allows produces it (deposits can only be created as
-// COMPLIANCE_REVIEW, UNCONFIRMED, CONFIRMED, BLOCKED or UNPROCESSABLE).
-// ---------------------------------------------------------------------------
-const EXPECTED_PAYMENT: Record<PaymentStatus, PaymentStatus[]> = {
-  // Fiat-priced, no address yet: the currency is chosen, or the payment expires first.
-  NEW: ['PENDING', 'EXPIRED'],
-  // Address assigned, nothing seen. A first deposit may be unconfirmed/in review (AWAITING), arrive
-  // already confirmed (DEPOSITED/OVERPAID), be blocked, or be unprocessable; or nothing comes (EXPIRED).
-  // Not FAILED: "every deposit failed on chain" needs a deposit that was seen first (→ AWAITING),
-  // since no deposit is ever created FAILED.
-  PENDING: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE'],
-  // A deposit has been seen: never back to PENDING ("waiting for a deposit").
-  AWAITING: ['DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE', 'FAILED'],
-  // Covered. A deposit seen before the payment was covered may still confirm (→ OVERPAID under
-  // PROCESS) or be blocked by compliance (BLOCKED wins).
-  DEPOSITED: ['OVERPAID', 'BLOCKED'],
-  OVERPAID: ['BLOCKED'],
-  // Terminal.
-  EXPIRED: [],
-  BLOCKED: [],
-  // Open: a correct deposit may still arrive. Not FAILED: an UNPROCESSABLE deposit is final, so
-  // "every deposit failed on chain" can never become true again.
-  UNPROCESSABLE: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED'],
-  // Open: a new deposit may arrive (seen, confirmed, blocked or unprocessable); or it expires.
-  FAILED: ['AWAITING', 'DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE'],
-};
+type Move<S> = readonly [from: S | null, to: S];
 
-// Deposits. `null` is "not created yet".
-const EXPECTED_DEPOSIT: Record<DepositStatus | 'null', DepositStatus[]> = {
-  // Screening first (review/blocked), then currency (unprocessable), then the chain (unconfirmed/confirmed).
-  // A transfer already dropped when first seen is not recorded at all: never created FAILED.
-  null: ['COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'UNPROCESSABLE'],
-  // Approved (→ unconfirmed, confirmed, or unprocessable for a wrong currency), rejected (→ blocked),
-  // or dropped by the chain while waiting (→ failed).
-  COMPLIANCE_REVIEW: ['UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'UNPROCESSABLE', 'FAILED'],
-  UNCONFIRMED: ['CONFIRMED', 'FAILED'],
-  CONFIRMED: [],
-  BLOCKED: [],
-  UNPROCESSABLE: [],
-  FAILED: [],
-};
+/** The moves one event makes: from each of `from` (null: creation) to each of `to`; `event` says why. */
+function when<S extends string>(event: string, from: readonly (S | null)[], to: readonly S[]): Move<S>[] {
+  expect(event).not.toBe('');
+  return from.flatMap((f) => to.map((t): Move<S> => [f, t]));
+}
 
-// Refunds: created PENDING (sent later) or NON_REFUNDABLE (not above the fee, or illicit); PENDING → CONFIRMED.
+/** Whether `moves` holds (from, to). */
+const holds = <S extends string>(moves: readonly Move<S>[], from: S | null, to: S) => moves.some(([f, t]) => f === from && t === to);
+
+// ---------------------------------------------------------------------------
+// Payment status. A move is legal when some event the contract allows
+// produces it (deposits can only be created as COMPLIANCE_REVIEW,
+// UNCONFIRMED, CONFIRMED, BLOCKED or UNPROCESSABLE). Never to itself, never
+// back to NEW, nothing out of EXPIRED or BLOCKED.
+// ---------------------------------------------------------------------------
+const OPEN_WITH_ADDRESS: PaymentStatus[] = ['PENDING', 'AWAITING', 'UNPROCESSABLE', 'FAILED'];
+const LEGAL_PAYMENT: Move<PaymentStatus>[] = [
+  ...when('the customer chooses a currency: the payment gets its address', ['NEW'], ['PENDING']),
+  ...when('the time runs out before the payment is covered', ['NEW', ...OPEN_WITH_ADDRESS], ['EXPIRED']),
+  // Not from AWAITING: once a deposit is seen the payment never goes back to waiting for one (PENDING),
+  // and AWAITING is already "seen, not final".
+  ...when('a deposit is seen, unconfirmed or held in review', ['PENDING', 'UNPROCESSABLE', 'FAILED'], ['AWAITING']),
+  ...when('confirmed deposits cover the payment', OPEN_WITH_ADDRESS, ['DEPOSITED']),
+  // A deposit seen before the payment was covered may still confirm on a covered one (PROCESS policy).
+  ...when('confirmed deposits exceed the payment', [...OPEN_WITH_ADDRESS, 'DEPOSITED'], ['OVERPAID']),
+  ...when('compliance blocks a deposit: BLOCKED wins over everything open or covered', [...OPEN_WITH_ADDRESS, 'DEPOSITED', 'OVERPAID'], ['BLOCKED']),
+  // Not from UNPROCESSABLE itself; an UNPROCESSABLE deposit is final, so the payment never becomes FAILED from there.
+  ...when('a deposit of a currency or network the payment cannot take', ['PENDING', 'AWAITING', 'FAILED'], ['UNPROCESSABLE']),
+  // Needs a deposit seen first (AWAITING): no deposit is ever created FAILED.
+  ...when('every deposit seen is dropped by the chain', ['AWAITING'], ['FAILED']),
+];
+
+// Deposits. `null` is "not created yet": a transfer already dropped when first seen is not recorded.
+const LEGAL_DEPOSIT: Move<DepositStatus>[] = [
+  // Screening first (review, blocked), then currency (unprocessable), then the chain (unconfirmed, confirmed).
+  ...when('a transfer to a payment address is reported', [null], ['COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'UNPROCESSABLE']),
+  ...when('an operator approves it', ['COMPLIANCE_REVIEW'], ['UNCONFIRMED', 'CONFIRMED', 'UNPROCESSABLE']),
+  ...when('an operator rejects it', ['COMPLIANCE_REVIEW'], ['BLOCKED']),
+  ...when('the chain confirms it', ['UNCONFIRMED'], ['CONFIRMED']),
+  ...when('the chain drops it while it waits', ['COMPLIANCE_REVIEW', 'UNCONFIRMED'], ['FAILED']),
+];
+
+// Refunds: created PENDING (sent later) or NON_REFUNDABLE (not above the fee, or illicit); sent, it confirms.
 const REFUND_STATUSES_ALL: RefundStatus[] = ['PENDING', 'CONFIRMED', 'NON_REFUNDABLE'];
-const EXPECTED_REFUND: Record<RefundStatus | 'null', RefundStatus[]> = {
-  null: ['PENDING', 'NON_REFUNDABLE'],
-  PENDING: ['CONFIRMED'],
-  CONFIRMED: [],
-  NON_REFUNDABLE: [],
-};
+const LEGAL_REFUND: Move<RefundStatus>[] = [
+  ...when('a deposit is refunded', [null], ['PENDING', 'NON_REFUNDABLE']),
+  ...when('the refund transaction confirms', ['PENDING'], ['CONFIRMED']),
+];
+
+/** The targets of `from` among `states`, as the test's name shows them. */
+const targets = <S extends string>(moves: readonly Move<S>[], from: S | null, states: readonly S[]) =>
+  states.filter((to) => holds(moves, from, to)).join(', ') || '(terminal)';
 
 describe('payment transitions (canTransition), every row over all 9 × 9 pairs', () => {
-  it('the table covers exactly the 9 payment statuses', () => {
-    expect(Object.keys(EXPECTED_PAYMENT).sort()).toEqual([...PAYMENT_STATUSES].sort());
+  it('the moves name only the 9 payment statuses, and reach each but NEW', () => {
+    for (const s of LEGAL_PAYMENT.flat()) expect(PAYMENT_STATUSES).toContain(s);
+    expect(PAYMENT_STATUSES.filter((s) => !LEGAL_PAYMENT.some(([, to]) => to === s))).toEqual(['NEW']);
   });
   for (const from of PAYMENT_STATUSES) {
-    it(`${from} → ${EXPECTED_PAYMENT[from].join(', ') || '(terminal)'}`, () => {
+    it(`${from} → ${targets(LEGAL_PAYMENT, from, PAYMENT_STATUSES)}`, () => {
       // Every pair of the row at once, so a failure lists all wrong targets: [to, allowed] per status.
       const actual = PAYMENT_STATUSES.map((to) => [to, canTransition(from, to)]);
-      expect(actual).toEqual(PAYMENT_STATUSES.map((to) => [to, EXPECTED_PAYMENT[from].includes(to)]));
+      expect(actual).toEqual(PAYMENT_STATUSES.map((to) => [to, holds(LEGAL_PAYMENT, from, to)]));
     });
   }
   it('no status moves to itself or back to NEW', () => {
@@ -87,23 +91,19 @@ describe('payment transitions (canTransition), every row over all 9 × 9 pairs',
 });
 
 describe('deposit transitions (canMoveDeposit), every row over all 7 × 6 pairs', () => {
-  const rows: (DepositStatus | null)[] = [null, ...DEPOSIT_STATUSES];
-  for (const from of rows) {
-    const key = from ?? 'null';
-    it(`${from ?? '(created)'} → ${EXPECTED_DEPOSIT[key].join(', ') || '(terminal)'}`, () => {
+  for (const from of [null, ...DEPOSIT_STATUSES]) {
+    it(`${from ?? '(created)'} → ${targets(LEGAL_DEPOSIT, from, DEPOSIT_STATUSES)}`, () => {
       const actual = DEPOSIT_STATUSES.map((to) => [to, canMoveDeposit(from, to)]);
-      expect(actual).toEqual(DEPOSIT_STATUSES.map((to) => [to, EXPECTED_DEPOSIT[key].includes(to)]));
+      expect(actual).toEqual(DEPOSIT_STATUSES.map((to) => [to, holds(LEGAL_DEPOSIT, from, to)]));
     });
   }
 });
 
 describe('refund transitions (canMoveRefund), every row over all 4 × 3 pairs', () => {
-  const rows: (RefundStatus | null)[] = [null, ...REFUND_STATUSES_ALL];
-  for (const from of rows) {
-    const key = from ?? 'null';
-    it(`${from ?? '(created)'} → ${EXPECTED_REFUND[key].join(', ') || '(terminal)'}`, () => {
+  for (const from of [null, ...REFUND_STATUSES_ALL]) {
+    it(`${from ?? '(created)'} → ${targets(LEGAL_REFUND, from, REFUND_STATUSES_ALL)}`, () => {
       const actual = REFUND_STATUSES_ALL.map((to) => [to, canMoveRefund(from, to)]);
-      expect(actual).toEqual(REFUND_STATUSES_ALL.map((to) => [to, EXPECTED_REFUND[key].includes(to)]));
+      expect(actual).toEqual(REFUND_STATUSES_ALL.map((to) => [to, holds(LEGAL_REFUND, from, to)]));
     });
   }
 });

@@ -34,50 +34,52 @@ export type NetworkParams = {
   chains: Record<'main' | 'test' | 'regtest', ChainParams>;
 };
 
-export const NETWORK_PARAMS = {
-  BTC: {
-    network: 'BTC',
-    currency: 'BTC',
-    addressType: 'p2wpkh',
-    accountPath: "m/84'/0'/0'",
-    defaultConfirmations: 2,
-    rbf: true,
-    forkId: false,
-    chains: {
-      main: { bech32: 'bc', cashAddrPrefix: null, pubKeyHash: 0x00, scriptHash: 0x05, wif: 0x80 },
-      test: { bech32: 'tb', cashAddrPrefix: null, pubKeyHash: 0x6f, scriptHash: 0xc4, wif: 0xef },
-      regtest: { bech32: 'bcrt', cashAddrPrefix: null, pubKeyHash: 0x6f, scriptHash: 0xc4, wif: 0xef },
-    },
-  },
-  LTC: {
-    network: 'LTC',
-    currency: 'LTC',
-    addressType: 'p2wpkh',
-    accountPath: "m/84'/2'/0'",
-    defaultConfirmations: 6,
-    rbf: true,
-    forkId: false,
-    chains: {
-      main: { bech32: 'ltc', cashAddrPrefix: null, pubKeyHash: 0x30, scriptHash: 0x32, wif: 0xb0 },
-      test: { bech32: 'tltc', cashAddrPrefix: null, pubKeyHash: 0x6f, scriptHash: 0x3a, wif: 0xef },
-      regtest: { bech32: 'rltc', cashAddrPrefix: null, pubKeyHash: 0x6f, scriptHash: 0x3a, wif: 0xef },
-    },
-  },
-  BCH: {
-    network: 'BCH',
-    currency: 'BCH',
-    addressType: 'p2pkh-cashaddr',
-    accountPath: "m/44'/145'/0'",
-    defaultConfirmations: 6,
-    rbf: false,
-    forkId: true,
-    chains: {
-      main: { bech32: null, cashAddrPrefix: 'bitcoincash', pubKeyHash: 0x00, scriptHash: 0x05, wif: 0x80 },
-      test: { bech32: null, cashAddrPrefix: 'bchtest', pubKeyHash: 0x6f, scriptHash: 0xc4, wif: 0xef },
-      regtest: { bech32: null, cashAddrPrefix: 'bchreg', pubKeyHash: 0x6f, scriptHash: 0xc4, wif: 0xef },
-    },
-  },
-} as const satisfies Record<UtxoNetwork, NetworkParams>;
+/** Version bytes of addresses and keys on a main chain or on the test chains (testnet, signet, regtest). */
+type Versions = Pick<ChainParams, 'pubKeyHash' | 'scriptHash' | 'wif'>;
+const BITCOIN_MAIN: Versions = { pubKeyHash: 0x00, scriptHash: 0x05, wif: 0x80 };
+const BITCOIN_TEST: Versions = { pubKeyHash: 0x6f, scriptHash: 0xc4, wif: 0xef };
+
+/** What sets one network apart: its BIP-44 coin type, its address prefix per chain, its version bytes. */
+type NetworkRow = {
+  coinType: number;
+  confirmations: number;
+  /** The address prefix on main, test and regtest: bech32 HRP (segwit) or CashAddr prefix. */
+  prefixes: readonly [main: string, test: string, regtest: string];
+  main: Versions;
+  test: Versions;
+};
+
+/**
+ * A network's parameters from its row. A segwit network pays to p2wpkh (BIP-84 account) and
+ * signals RBF; Bitcoin Cash has neither, pays to CashAddr p2pkh (BIP-44) and signs with FORKID.
+ */
+function networkParams(network: UtxoNetwork, segwit: boolean, row: NetworkRow): NetworkParams {
+  const chain = (prefix: string, versions: Versions): ChainParams =>
+    segwit ? { bech32: prefix, cashAddrPrefix: null, ...versions } : { bech32: null, cashAddrPrefix: prefix, ...versions };
+  const [main, test, regtest] = row.prefixes;
+  return {
+    network,
+    currency: network,
+    addressType: segwit ? 'p2wpkh' : 'p2pkh-cashaddr',
+    accountPath: `m/${segwit ? 84 : 44}'/${row.coinType}'/0'`,
+    defaultConfirmations: row.confirmations,
+    rbf: segwit,
+    forkId: !segwit,
+    chains: { main: chain(main, row.main), test: chain(test, row.test), regtest: chain(regtest, row.test) },
+  };
+}
+
+export const NETWORK_PARAMS: Record<UtxoNetwork, NetworkParams> = {
+  BTC: networkParams('BTC', true, { coinType: 0, confirmations: 2, prefixes: ['bc', 'tb', 'bcrt'], main: BITCOIN_MAIN, test: BITCOIN_TEST }),
+  LTC: networkParams('LTC', true, {
+    coinType: 2,
+    confirmations: 6,
+    prefixes: ['ltc', 'tltc', 'rltc'],
+    main: { pubKeyHash: 0x30, scriptHash: 0x32, wif: 0xb0 },
+    test: { pubKeyHash: 0x6f, scriptHash: 0x3a, wif: 0xef },
+  }),
+  BCH: networkParams('BCH', false, { coinType: 145, confirmations: 6, prefixes: ['bitcoincash', 'bchtest', 'bchreg'], main: BITCOIN_MAIN, test: BITCOIN_TEST }),
+};
 
 /** Which prefix set a reported chain uses. */
 const CHAIN_FAMILY: Record<ChainName, 'main' | 'test' | 'regtest'> = {

@@ -5,7 +5,7 @@
  * in base units); transaction ids 0x-hex.
  */
 import { checksumAddress, parseUnits } from 'viem';
-import { OK, bad, type AddressValidation, type NetworkRules } from './family.rules.js';
+import { OK, bad, nativeOrTokenUri, type AddressValidation, type NetworkRules } from './family.rules.js';
 import { bip44Keys, evmAccountId, hex } from './keys.rules.js';
 
 /** SLIP-44 coin type of Ethereum, used by every EVM chain here. */
@@ -27,29 +27,27 @@ function evmNetwork(chainId: number, currencies: NetworkRules['currencies']): Ne
     currencies,
     ...bip44Keys(ETH_COIN, addressOf),
     validateAddress: validateEvm,
-    paymentUri: ({ currency, address, amount }) => {
-      const token = currencies[currency]?.token;
-      // EIP-681 wants integers in base units (wei, or the token's smallest unit).
-      return token
-        ? `ethereum:${token.contract}@${chainId}/transfer?address=${address}&uint256=${parseUnits(amount, token.decimals)}`
-        : `ethereum:${address}@${chainId}?value=${parseUnits(amount, 18)}`;
-    },
+    // EIP-681 wants integers in base units (wei, or the token's smallest unit).
+    paymentUri: nativeOrTokenUri(currencies, {
+      native: ({ address, amount }) => `ethereum:${address}@${chainId}?value=${parseUnits(amount, 18)}`,
+      token: ({ address, amount }, token) => `ethereum:${token.contract}@${chainId}/transfer?address=${address}&uint256=${parseUnits(amount, token.decimals)}`,
+    }),
     formatTxHash: (bytes) => `0x${hex(bytes)}`,
   };
 }
 
 export const EVM_NETWORKS = {
   ETH: evmNetwork(1, {
-    ETH: { fee: '0.0004', payout: true },
-    USDT: { fee: '1.5', payout: true, token: { contract: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: 6 } },
-    USDC: { fee: '1.5', payout: true, token: { contract: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6 } },
-    LINK: { fee: '0.08', payout: true, token: { contract: '0x514910771AF9Ca656af840dff83E8264EcF986CA', decimals: 18 } },
+    ETH: { fee: '0.0004', min: '0.002', payout: { max: '200' } },
+    USDT: { fee: '1.5', min: '10', payout: { max: '1000000' }, token: { contract: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: 6 } },
+    USDC: { fee: '1.5', min: '10', payout: { max: '1000000' }, token: { contract: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6 } },
+    LINK: { fee: '0.08', min: '0.5', payout: { max: '20000' }, token: { contract: '0x514910771AF9Ca656af840dff83E8264EcF986CA', decimals: 18 } },
   }),
   BSC: evmNetwork(56, {
     // BNB is not shown by the spec; accepted on its own chain, not paid out (README).
-    BNB: { fee: '0.0002', payout: false },
-    USDT: { fee: '0.1', payout: true, token: { contract: '0x55d398326f99059fF775485246999027B3197955', decimals: 18 } },
-    USDC: { fee: '0.1', payout: true, token: { contract: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18 } },
-    ETH: { fee: '0.00005', payout: true, token: { contract: '0x2170Ed0880ac9A755fd29B2688956BD959F933F8', decimals: 18 } },
+    BNB: { fee: '0.0002', min: '0.001' },
+    USDT: { fee: '0.1', min: '1', payout: { max: '1000000' }, token: { contract: '0x55d398326f99059fF775485246999027B3197955', decimals: 18 } },
+    USDC: { fee: '0.1', min: '1', payout: { max: '1000000' }, token: { contract: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18 } },
+    ETH: { fee: '0.00005', min: '0.0005', payout: { max: '200' }, token: { contract: '0x2170Ed0880ac9A755fd29B2688956BD959F933F8', decimals: 18 } },
   }),
 } satisfies Record<string, NetworkRules>;

@@ -20,8 +20,13 @@ export type DepositAddress = { address: string; destinationTag?: string };
 export type CarriedCurrency = {
   /** Sandbox network fee to send it, in the currency (refund and withdrawal cost). */
   fee: string;
-  /** Kassa pays out (withdrawals) in it on this network. */
-  payout: boolean;
+  /**
+   * The smallest deposit (CONTRACT §4 `minAmount`): at least five times `fee`, so a refunded deposit
+   * is never eaten by its fee, and above what the network refuses or strands (money/catalog.ts).
+   */
+  min: string;
+  /** Present where Kassa pays out (withdrawals) in it on this network: the largest single withdrawal (`maxAmount`). */
+  payout?: { max: string };
   /** The token contract (and its on-chain decimals) where the currency is not the network's own coin. */
   token?: { contract: string; decimals: number };
   /** The date of the spec change that added it (absent: from the start); later additions are listed last. */
@@ -51,10 +56,25 @@ export type NetworkRules = {
 };
 
 /**
+ * The payment URI of a network that carries tokens (EVM, TRON, Solana): written one way for its
+ * own coin, another for a currency it carries as a token contract.
+ */
+export const nativeOrTokenUri =
+  (
+    currencies: NetworkRules['currencies'],
+    uri: { native: (p: PaymentUriInput) => string; token: (p: PaymentUriInput, token: NonNullable<CarriedCurrency['token']>) => string },
+  ) =>
+  (p: PaymentUriInput): string => {
+    const token = currencies[p.currency]?.token;
+    return token ? uri.token(p, token) : uri.native(p);
+  };
+
+/**
  * XRP and Stellar: one shared account per seed (its index 0), payments told
  * apart by the tag or memo id `index + 1` (never 0, which wallets treat as
  * "no tag"; it always fits uint32).
  */
-export const sharedAccount =
-  (account: (seed: Uint8Array) => string) =>
-  (seed: Uint8Array, index: number): DepositAddress => ({ address: account(seed), destinationTag: String(index + 1) });
+export const sharedAccountKeys = (addressOf: (publicKey: Uint8Array) => string, accountKey: (seed: Uint8Array) => Uint8Array) => ({
+  addressOf,
+  deriveAddress: (seed: Uint8Array, index: number): DepositAddress => ({ address: addressOf(accountKey(seed)), destinationTag: String(index + 1) }),
+});

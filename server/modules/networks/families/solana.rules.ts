@@ -6,7 +6,7 @@
 import { base58 } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { concatBytes } from '@noble/hashes/utils.js';
-import { OK, bad, type AddressValidation, type NetworkRules } from './family.rules.js';
+import { OK, bad, nativeOrTokenUri, type AddressValidation, type NetworkRules } from './family.rules.js';
 import { ed25519PublicKey } from './keys.rules.js';
 
 function validateSolana(address: string): AddressValidation {
@@ -21,8 +21,8 @@ function validateSolana(address: string): AddressValidation {
 }
 
 const currencies: NetworkRules['currencies'] = {
-  SOL: { fee: '0.000005', payout: true, since: '2024-05-16' },
-  USDC: { fee: '0.01', payout: true, since: '2024-05-16', token: { contract: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6 } },
+  SOL: { fee: '0.000005', min: '0.01', payout: { max: '5000' }, since: '2024-05-16' },
+  USDC: { fee: '0.01', min: '1', payout: { max: '1000000' }, since: '2024-05-16', token: { contract: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6 } },
 };
 
 export const SOLANA_NETWORKS = {
@@ -32,10 +32,10 @@ export const SOLANA_NETWORKS = {
     addressOf: base58.encode,
     deriveAddress: (seed, index) => ({ address: base58.encode(ed25519PublicKey(seed, 'SOL', index)) }),
     validateAddress: validateSolana,
-    paymentUri: ({ currency, address, amount }) => {
-      const token = currencies[currency]?.token;
-      return token ? `solana:${address}?amount=${amount}&spl-token=${token.contract}` : `solana:${address}?amount=${amount}`;
-    },
+    paymentUri: nativeOrTokenUri(currencies, {
+      native: ({ address, amount }) => `solana:${address}?amount=${amount}`,
+      token: ({ address, amount }, token) => `solana:${address}?amount=${amount}&spl-token=${token.contract}`,
+    }),
     // A signature is 64 bytes: the 32 given and their hash.
     formatTxHash: (bytes) => base58.encode(concatBytes(bytes, sha256(bytes))),
   },

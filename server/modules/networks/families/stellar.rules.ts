@@ -5,7 +5,7 @@
  */
 import { base32nopad } from '@scure/base';
 import { concatBytes } from '@noble/hashes/utils.js';
-import { OK, bad, sharedAccount, type AddressValidation, type NetworkRules } from './family.rules.js';
+import { OK, bad, sharedAccountKeys, type AddressValidation, type NetworkRules } from './family.rules.js';
 import { ed25519PublicKey, hex } from './keys.rules.js';
 
 /** CRC16-XModem (poly 0x1021, init 0), used by Stellar StrKey (SEP-23). Too small to justify a dependency. */
@@ -40,10 +40,9 @@ function validateStellar(address: string): AddressValidation {
 export const STELLAR_NETWORKS = {
   XLM: {
     family: 'stellar',
-    currencies: { XLM: { fee: '0.00001', payout: true } },
+    currencies: { XLM: { fee: '0.00001', min: '2', payout: { max: '5000000' } } },
     tag: { max: 0xffff_ffff_ffff_ffffn, what: 'Stellar memo id (uint64)' },
-    addressOf: strKeyEncodeAccount,
-    deriveAddress: sharedAccount((seed) => strKeyEncodeAccount(ed25519PublicKey(seed, 'XLM', 0))),
+    ...sharedAccountKeys(strKeyEncodeAccount, (seed) => ed25519PublicKey(seed, 'XLM', 0)),
     validateAddress: validateStellar,
     paymentUri: ({ address, amount, tag }) => `web+stellar:pay?destination=${address}&amount=${amount}${tag ? `&memo=${tag}&memo_type=MEMO_ID` : ''}`,
     formatTxHash: hex,

@@ -4,7 +4,7 @@
  * URIs; transaction ids in hex.
  */
 import { concatBytes } from '@noble/hashes/utils.js';
-import { OK, bad, type AddressValidation, type NetworkRules } from './family.rules.js';
+import { OK, bad, nativeOrTokenUri, type AddressValidation, type NetworkRules } from './family.rules.js';
 import { b58check, b58checkDecode, bip44Keys, evmAccountId, hex } from './keys.rules.js';
 
 const TRX_COIN = 195;
@@ -22,9 +22,9 @@ const addressOf = (publicKey: Uint8Array) => b58check.encode(concatBytes(Uint8Ar
 
 const currencies: NetworkRules['currencies'] = {
   // TRX is not shown by the spec; accepted on its own chain, not paid out (README).
-  TRX: { fee: '1', payout: false },
-  USDT: { fee: '1', payout: true, token: { contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 } },
-  USDC: { fee: '1', payout: true, token: { contract: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', decimals: 6 } },
+  TRX: { fee: '1', min: '10' },
+  USDT: { fee: '1', min: '5', payout: { max: '1000000' }, token: { contract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 } },
+  USDC: { fee: '1', min: '5', payout: { max: '1000000' }, token: { contract: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', decimals: 6 } },
 };
 
 export const TRON_NETWORKS = {
@@ -33,10 +33,10 @@ export const TRON_NETWORKS = {
     currencies,
     ...bip44Keys(TRX_COIN, addressOf),
     validateAddress: validateTron,
-    paymentUri: ({ currency, address, amount }) => {
-      const token = currencies[currency]?.token;
-      return token ? `tron:${address}?token=${token.contract}&amount=${amount}` : `tron:${address}?amount=${amount}`;
-    },
+    paymentUri: nativeOrTokenUri(currencies, {
+      native: ({ address, amount }) => `tron:${address}?amount=${amount}`,
+      token: ({ address, amount }, token) => `tron:${address}?token=${token.contract}&amount=${amount}`,
+    }),
     formatTxHash: hex,
   },
 } satisfies Record<string, NetworkRules>;

@@ -129,7 +129,7 @@ const COIN = { BTC: 0, LTC: 2, BCH: 145 } as const;
 export const UTXO_NETWORKS = {
   BCH: {
     family: 'utxo',
-    currencies: { BCH: { fee: '0.00001', payout: true } },
+    currencies: { BCH: { fee: '0.00001', min: '0.0001', payout: { max: '500' } } },
     // CashAddr P2PKH over hash160 of the compressed key.
     ...bip44Keys(COIN.BCH, (publicKey) => cashAddrEncode('bitcoincash', 0, hash160(publicKey))),
     validateAddress: validateBch,
@@ -140,13 +140,13 @@ export const UTXO_NETWORKS = {
     { name: 'Bitcoin', hrp: 'bc', testnetHrps: ['tb', 'bcrt'], versions: [0x00, 0x05], testnetVersions: [0x6f, 0xc4] },
     COIN.BTC,
     'bitcoin',
-    { BTC: { fee: '0.00002', payout: true } },
+    { BTC: { fee: '0.00002', min: '0.0001', payout: { max: '10' } } },
   ),
   // Litecoin: L… (0x30), M… (0x32) and the legacy 3… P2SH (0x05) that predates M….
   LTC: segwitNetwork(
     { name: 'Litecoin', hrp: 'ltc', testnetHrps: ['tltc', 'rltc'], versions: [0x30, 0x32, 0x05], testnetVersions: [0x6f, 0x3a, 0xc4] },
     COIN.LTC,
     'litecoin',
-    { LTC: { fee: '0.0001', payout: true } },
+    { LTC: { fee: '0.0001', min: '0.001', payout: { max: '5000' } } },
   ),
 } satisfies Record<string, NetworkRules>;

@@ -6,7 +6,7 @@
 import { base58xrp } from '@scure/base';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes } from '@noble/hashes/utils.js';
-import { OK, bad, sharedAccount, type AddressValidation, type NetworkRules } from './family.rules.js';
+import { OK, bad, sharedAccountKeys, type AddressValidation, type NetworkRules } from './family.rules.js';
 import { bip44PublicKey, hash160 } from './keys.rules.js';
 
 const XRP_COIN = 144;
@@ -49,11 +49,10 @@ function validateXrp(address: string): AddressValidation {
 export const XRP_NETWORKS = {
   XRP: {
     family: 'xrp',
-    currencies: { XRP: { fee: '0.000012', payout: true } },
+    currencies: { XRP: { fee: '0.000012', min: '2', payout: { max: '1000000' } } },
     tag: { max: 0xffff_ffffn, what: 'XRP destination tag (uint32)' },
     coinType: XRP_COIN,
-    addressOf,
-    deriveAddress: sharedAccount((seed) => addressOf(bip44PublicKey(seed, XRP_COIN, 0))),
+    ...sharedAccountKeys(addressOf, (seed) => bip44PublicKey(seed, XRP_COIN, 0)),
     validateAddress: validateXrp,
     paymentUri: ({ address, amount, tag }) => `ripple:${address}?amount=${amount}${tag ? `&dt=${tag}` : ''}`,
     formatTxHash: (bytes) => bytesToHex(bytes).toUpperCase(),
