@@ -18,10 +18,12 @@ import { silentLogger } from '../../db/migrate.js';
 import { runnerSettings, startWorker } from '../../jobs/worker.js';
 import { enqueueCallback } from '../../server/modules/callbacks/index.js';
 import { withdrawalCallbackBody } from '../../server/modules/callbacks/index.js';
+import { exampleWithdrawal } from '../../server/edges/rest/examples.js';
 import { loadConfig } from '../../server/platform/config.js';
 import { buildDeps } from '../../server/compose.js';
 import { parseMasterKey } from '../../server/platform/secrets.js';
 import type { BenchContext } from '../context.js';
+import { postgresCpuMeter } from '../env.js';
 import { makeRow, type Row } from '../report.js';
 import { percentiles, sleep } from '../stats.js';
 
@@ -29,25 +31,21 @@ const S = '3 callbacks';
 const fmtMs = (v: number | null | undefined) => (v === null || v === undefined ? '?' : String(Math.round(v)));
 const BATCH = 500;
 
+/** The documented withdrawal (/docs example), completed, as one of `i` callbacks of a business. */
 function callbackBody(businessId: string, i: number): Record<string, unknown> {
+  const w = exampleWithdrawal;
   return withdrawalCallbackBody('COMPLETED', {
+    ...w,
     withdrawalId: randomUUID(),
     clientWithdrawalId: `payout-${i}`,
     businessId,
-    displayCurrency: 'EUR',
-    withdrawCurrency: 'USDT',
-    settlementCurrency: 'EUR',
-    expectedDisplayAmount: '92.00',
-    estimatedWithdrawAmount: '100',
-    address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
-    destinationTag: null,
-    txAddressOwner: { name: 'Retail exchange', category: 'exchange' },
+    txAddressOwner: w.addressOwner,
     actuals: {
-      actualDisplayAmount: '92.00',
-      actualWithdrawAmount: '100',
-      deductedSettlementAmount: '93.50',
-      withdrawFee: '1.5',
-      displayFee: '1.38',
+      actualDisplayAmount: w.expectedDisplayAmount,
+      actualWithdrawAmount: w.estimatedWithdrawAmount,
+      deductedSettlementAmount: w.deductedSettlementAmount,
+      withdrawFee: w.withdrawFee,
+      displayFee: '0.92',
       displayRateDepegLossAmount: '0.00',
       settlementRateDepegLossAmount: '0.00',
     },
@@ -98,6 +96,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   const drainTimeout = Math.max(60_000, n * 60);
   const t0 = Date.now();
   const drainCpu = process.cpuUsage();
+  const drainPgCpu = postgresCpuMeter(ctx.db.url);
   const worker = await startWorker(deps, { concurrency: options.workerConcurrency, crontab: false });
   const stopWorker = ctx.cleanup.add('Kassa worker (drain)', () => worker.stop());
   let pending = n;
@@ -111,6 +110,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
     await stopWorker();
   }
   const drainCpuUsed = process.cpuUsage(drainCpu);
+  const pgCpuPerDelivery = drainPgCpu(n - pending);
   const [last] = await sql<{ at: number | null; delivered: number }[]>`
     select (extract(epoch from max(delivered_at)) * 1000)::float8 as at, count(*)::int as delivered
     from callback_deliveries where url like '%/ok' and status = 'DELIVERED'`;
@@ -144,6 +144,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
     });
     const started = Date.now();
     const cpu = process.cpuUsage();
+    const pgCpu = postgresCpuMeter(ctx.db.url);
     // The same runner settings as Kassa's worker (concurrency, poll interval): the limit is
     // never lowered by giving graphile-worker worse settings than Kassa runs with.
     const runner = await run({
@@ -161,8 +162,9 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
       await stop();
     }
     const used = process.cpuUsage(cpu);
+    const pgCpuPerJob = pgCpu(done);
     const seconds = end ? (end - started) / 1000 : null;
-    return { seconds, rate: seconds ? n / seconds : null, cpuPerJob: done ? (used.user + used.system) / 1000 / done : null };
+    return { seconds, rate: seconds ? n / seconds : null, cpuPerJob: done ? (used.user + used.system) / 1000 / done : null, pgCpuPerJob };
   };
   const noop = await runNoop(false);
   const queuedNoop = await runNoop(true);
@@ -219,6 +221,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
       note: 'what a named graphile-worker queue per job costs: Kassa gives one only to payment status callbacks (callbacks:<paymentId>, in order), not to the withdrawal callbacks measured here' }),
     makeRow({ scenario: S, name: 'callback CPU per delivery vs per no-op job', metric: 'worker process CPU (user+sys) / job', unit: 'ms', kassa: cpuPerDelivery, limit: cpuPerNoop, digits: 3,
       note: `the local receiver answered in ${fmtMs(http?.p50)} ms (p50), ${fmtMs(http?.p99)} ms (p99) as seen by the worker (callback_attempts.latency_ms); the rest of each delivery is database work` }),
+    makeRow({ scenario: S, name: 'callback PostgreSQL CPU per delivery vs per no-op job', metric: 'database server CPU (user+sys, all backends) / job', unit: 'ms', kassa: pgCpuPerDelivery, limit: noop.pgCpuPerJob, digits: 3 }),
     makeRow({ scenario: S, name: `callback drain time (${n})`, metric: 'time until every delivery is DELIVERED', unit: 's', kassa: drainS, limit: noopS, digits: 2 }),
     makeRow({ scenario: S, name: 'callbacks to a 50%-failing receiver', metric: 'attempts/s', unit: '/s', kassa: attemptRate, digits: 1,
       note: `${attempts.length} attempts (${failed} failed) for ${flakyCount} deliveries, first attempts offered at ${offered.toFixed(1)}/s; ${stillPending} still retrying at the end` }),
