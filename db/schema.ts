@@ -162,8 +162,8 @@ export const payments = pgTable(
   (t) => [
     uniqueIndex('payments_business_client_id').on(t.businessId, t.clientPaymentId),
     index('payments_business_created').on(t.businessId, t.createdAt.desc(), t.id.desc()),
+    // Also the deposit matcher's lookup (network, address, tag): no second index on the address alone.
     uniqueIndex('payments_address_tag').on(t.network, t.walletAddress, t.destinationTag),
-    index('payments_wallet').on(t.walletAddress),
     // The expiry sweep's scan (payments/expiry.ts): only payments that can still expire.
     index('payments_expirable').on(t.expiresAt).where(sql`type = 'ONE_TIME' and status in ('NEW', 'PENDING', 'AWAITING', 'UNPROCESSABLE', 'FAILED')`),
   ],
