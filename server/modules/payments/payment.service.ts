@@ -6,7 +6,7 @@
 import { assertOffered } from '../networks/index.js';
 import { and, eq, getTableColumns, sql, type Column } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { requestHash } from '../../platform/idempotency.js';
 import { preparedPerPool, type Queryable } from '../../../db/client.js';
 import { deposits, payments, refunds } from '../../../db/schema.js';
@@ -88,30 +88,30 @@ const insertPayment = preparedPerPool((db) =>
 const insertValues = (values: PaymentInsert) =>
   Object.fromEntries(INSERT_COLUMNS.map(([name, column]) => [name, values[name] == null ? null : column.mapToDriverValue(values[name])]));
 
-const PAYMENT_COLUMNS = Object.entries(getTableColumns(payments)) as [keyof PaymentRow, Column][];
-/** A `returning *` row of plain SQL (snake_case, driver values) as drizzle would map it. */
-const paymentRowOf = (raw: Record<string, unknown>) =>
-  Object.fromEntries(PAYMENT_COLUMNS.map(([name, column]) => [name, raw[column.name] == null ? null : column.mapFromDriverValue(raw[column.name])])) as PaymentRow;
-
 /**
  * The creating INSERT for a caller from the key cache: the same row, written only if the proof
  * holds (modules/businesses/caller-proof.ts), so authentication and creation are one round trip.
- * `INSERT … SELECT` types its parameters from the casts, not from the target columns.
+ * The id is drawn here and only it comes back: the row is the values sent (no column but the id
+ * has a default, no trigger changes them), so the database neither formats nor sends 35 columns
+ * that the process already has. `INSERT … SELECT` types its parameters by their casts.
  */
+const ALL_COLUMNS = [['id', getTableColumns(payments).id] as const, ...INSERT_COLUMNS];
 const guardedInsertText = (() => {
-  const placeholders = INSERT_COLUMNS.map(([, column], i) => `$${i + 1}::${column.getSQLType()}`);
-  const n = INSERT_COLUMNS.length;
+  const placeholders = ALL_COLUMNS.map(([, column], i) => `$${i + 1}::${column.getSQLType()}`);
+  const n = ALL_COLUMNS.length;
   const guard = new PgDialect().sqlToQuery(proofHolds({ apiKeyId: sql.raw(`$${n + 1}`), keyVersion: sql.raw(`$${n + 2}`), businessVersion: sql.raw(`$${n + 3}`) })).sql;
-  return `insert into payments (${INSERT_COLUMNS.map(([, column]) => `"${column.name}"`).join(', ')})
+  return `insert into payments (${ALL_COLUMNS.map(([, column]) => `"${column.name}"`).join(', ')})
     select ${placeholders.join(', ')} where ${guard}
-    on conflict (business_id, client_payment_id) do nothing returning *`;
+    on conflict (business_id, client_payment_id) do nothing returning id`;
 })();
 
 async function insertGuarded(deps: Deps, values: PaymentInsert, proof: CallerProof): Promise<PaymentRow | undefined> {
+  const id = randomUUID();
   const driverValues = insertValues(values);
-  const params = [...INSERT_COLUMNS.map(([name]) => driverValues[name]), proof.apiKeyId, proof.keyVersion, proof.businessVersion];
+  const params = [id, ...INSERT_COLUMNS.map(([name]) => driverValues[name]), proof.apiKeyId, proof.keyVersion, proof.businessVersion];
   const rows = await deps.database.sql.unsafe(guardedInsertText, params as never[], { prepare: true });
-  return rows[0] ? paymentRowOf(rows[0]) : undefined;
+  if (!rows[0]) return undefined;
+  return { id, ...Object.fromEntries(INSERT_COLUMNS.map(([name]) => [name, values[name] ?? null])) } as PaymentRow;
 }
 
 export async function createPayment(

@@ -269,6 +269,24 @@ describe('keys cached in the process: create and read confirm them in their own 
     }
   });
 
+  it('the record a cached create answers is the record stored (built from the values sent, not read back)', async () => {
+    const key = await newKey(['CREATE_PAYMENT', 'READ_PAYMENT']);
+    expect((await create(key, `cached-${randomUUID()}`)).statusCode).toBe(200); // caches the key
+    const bodies = [
+      JSON.parse(paymentBody(`cached-fiat-${randomUUID()}`)),
+      { clientPaymentId: `cached-crypto-${randomUUID()}`, businessId: t.business.businessId, locale: 'de-DE', depositCurrency: 'BTC', network: 'BTC', depositAmount: '0.00123', redirectUrl: 'https://shop.example/done', expirationMinutes: 45 },
+    ];
+    for (const payload of bodies) {
+      const body = JSON.stringify(payload);
+      const created = await send('POST', '/v1/payments', { body, authorization: header({ method: 'POST', path: '/v1/payments', body }, key) });
+      expect(created.statusCode, created.body).toBe(200);
+      const record = created.json().paymentInfo;
+      const stored = await read(key, record.paymentId);
+      expect(stored.statusCode, stored.body).toBe(200);
+      expect(record).toStrictEqual(stored.json());
+    }
+  });
+
   it('an unknown payment read with a cached key is 404, and a replayed create returns the first payment', async () => {
     const key = await newKey(['CREATE_PAYMENT', 'READ_PAYMENT']);
     const clientPaymentId = `cached-replay-${randomUUID()}`;
