@@ -244,6 +244,11 @@ describe('over-payment', () => {
     expect(sent!.to_address).toBe(d.fromAddress);
     expect(sent!.currency).toBe('BTC');
     expect(new Dec(sent!.amount).eq('0.00198')).toBe(true);
+    // GET reads the payment joined with its deposits in one prepared statement; the list reads a page,
+    // then its deposits: both give the same record, refund included.
+    const listed = await t.signed('GET', `/v1/payments?clientPaymentId=${encodeURIComponent(p.clientPaymentId)}`, undefined, shop);
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(listed.json().items).toStrictEqual([r]);
   });
 
   it('EXCESS_REFUND: an excess not above the network fee (0.00002 BTC) is NON_REFUNDABLE', async () => {
