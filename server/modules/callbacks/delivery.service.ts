@@ -5,7 +5,7 @@
  * graphile-worker's own retry backoff is exponential, so the delivery task
  * schedules itself: the delivery row and its first job are created in the
  * transaction that records the outcome; each attempt is logged, and on
- * failure the next job is added (same job key) for first + n × interval in
+ * failure the next job is added (keyed by delivery and attempt count) for first + n × interval in
  * the transaction that logs the attempt. A 2xx, or the end of the window,
  * ends it. A cron sweep re-adds overdue deliveries whose job was lost with
  * a killed worker.
@@ -21,7 +21,15 @@ import { callbackHeaders, newWebhookId } from './signing.js';
 
 export type CallbackKind = 'WITHDRAWAL' | 'PAYMENT';
 
-const jobKey = (deliveryId: string) => `deliver_callback:${deliveryId}`;
+/**
+ * One job key per delivery and attempt count: the job that makes attempt n + 1 is keyed with n, the
+ * attempts logged when it was added. A retry is added while the job that logged the failure still
+ * runs; with one key for both, graphile-worker's add_job finds that locked job, clears its key and
+ * marks it spent before it inserts (three statements and an update of the running job), where a new
+ * key is one insert. The key still makes the job unique for its delivery's current attempt count,
+ * which is what the sweep looks for and re-adds.
+ */
+const jobKey = (deliveryId: string, attempts: number) => `deliver_callback:${deliveryId}:${attempts}`;
 /**
  * A payment's status callbacks share one graphile-worker queue, so they run
  * one at a time in the order of the changes. A withdrawal has one callback,
@@ -51,7 +59,7 @@ export async function enqueueCallback(
       createdAt: at,
     })
     .returning({ id: callbackDeliveries.id });
-  await enqueue(tx, 'deliver_callback', { deliveryId: row!.id }, { runAt: at, jobKey: jobKey(row!.id), maxAttempts: 3, queueName: queueOf(spec.kind, spec.subjectId) });
+  await enqueue(tx, 'deliver_callback', { deliveryId: row!.id }, { runAt: at, jobKey: jobKey(row!.id, 0), maxAttempts: 3, queueName: queueOf(spec.kind, spec.subjectId) });
   return row!.id;
 }
 
@@ -122,7 +130,7 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
         ${result.statusCode}::int, ${result.latencyMs}::int, ${result.error}::text
       from claimed
     ), scheduled as (
-      select ${addJobSql('deliver_callback', { deliveryId }, { runAt: next ?? undefined, jobKey: jobKey(deliveryId), maxAttempts: 3, queueName: queueOf(delivery.kind, delivery.subjectId) })}
+      select ${addJobSql('deliver_callback', { deliveryId }, { runAt: next ?? undefined, jobKey: jobKey(deliveryId, attempt), maxAttempts: 3, queueName: queueOf(delivery.kind, delivery.subjectId) })}
       from claimed where ${outcome === 'RETRY'}
     )
     select (select count(*) from claimed)::int as claimed, (select count(*) from scheduled)::int as scheduled`);
@@ -137,7 +145,7 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
 export async function sweepCallbacks(deps: Deps): Promise<number> {
   const stale = Math.ceil(deps.config.callbackTimeoutMs / 1000) + 60;
   const overdue = await deps.database.db.execute(sql`
-    select d.id from callback_deliveries d
+    select d.id, d.attempts from callback_deliveries d
     where d.status = 'PENDING' and d.next_attempt_at < ${new Date(deps.now().getTime() - 30_000).toISOString()}::timestamptz
       and not exists (
         -- A live job: attempts left, and neither it nor its queue held by a lock older than any
@@ -145,16 +153,19 @@ export async function sweepCallbacks(deps: Deps): Promise<number> {
         -- for hours, and an unlocked payment callback job waiting in such a queue would never run.)
         select 1 from graphile_worker._private_jobs j
         left join graphile_worker._private_job_queues q on q.id = j.job_queue_id
-        where j.key = 'deliver_callback:' || d.id
+        where j.key = 'deliver_callback:' || d.id || ':' || d.attempts
           and j.attempts < j.max_attempts
           and (j.locked_at is null or j.locked_at > now() - make_interval(secs => ${stale}))
           and (q.locked_at is null or q.locked_at > now() - make_interval(secs => ${stale}))
       )
     limit 1000`);
-  const ids = (overdue as unknown as { id: string }[]).map((r) => r.id);
-  // Outside the subject's queue: a killed worker leaves that queue locked for hours.
-  for (const id of ids) await enqueue(deps.database.db, 'deliver_callback', { deliveryId: id }, { jobKey: jobKey(id), maxAttempts: 3 });
-  return ids.length;
+  const rows = overdue as unknown as { id: string; attempts: number }[];
+  // Outside the subject's queue: a killed worker leaves that queue locked for hours. The same key as a
+  // dead worker's locked job: add_job clears that job's key and marks it spent, so it never runs again.
+  for (const { id, attempts } of rows) {
+    await enqueue(deps.database.db, 'deliver_callback', { deliveryId: id }, { jobKey: jobKey(id, attempts), maxAttempts: 3 });
+  }
+  return rows.length;
 }
 
 /** An operator's redelivery: a new schedule from now, same webhook-id and body. */
@@ -168,7 +179,7 @@ export async function redeliver(deps: Deps, deliveryId: string): Promise<void> {
       .update(callbackDeliveries)
       .set({ status: 'PENDING', firstAttemptAt: now, nextAttemptAt: now, cycleStartAttempt: d.attempts, deliveredAt: null })
       .where(eq(callbackDeliveries.id, deliveryId));
-    await enqueue(tx, 'deliver_callback', { deliveryId }, { runAt: now, jobKey: jobKey(deliveryId), maxAttempts: 3, queueName: queueOf(d.kind, d.subjectId) });
+    await enqueue(tx, 'deliver_callback', { deliveryId }, { runAt: now, jobKey: jobKey(deliveryId, d.attempts), maxAttempts: 3, queueName: queueOf(d.kind, d.subjectId) });
   });
 }
 

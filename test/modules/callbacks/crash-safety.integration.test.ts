@@ -116,7 +116,7 @@ it('a worker killed during an attempt: the sweep re-adds the job and a fresh wor
   await eventually(async () => rx.hitsFor('/hold').length === 1, 20_000, 'the first attempt to arrive');
   const [delivery] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.subjectId, withdrawalId));
   expect(delivery!.status).toBe('PENDING');
-  const key = `deliver_callback:${delivery!.id}`;
+  const key = `deliver_callback:${delivery!.id}:0`; // no attempt logged yet
 
   const heldClosed = new Promise((r) => held[0]!.once('close', r));
   expect(alive(workerPid)).toBe(true);
@@ -175,7 +175,7 @@ it('a job waiting behind a queue its dead worker left locked (payment callbacks 
   // The outcome (and so the delivery and its first job, in the subject's queue) without a worker.
   await forceOutcome(t.deps, t.deps.chains, t.business.businessId, withdrawalId, 'COMPLETED');
   const [delivery] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.subjectId, withdrawalId));
-  const key = `deliver_callback:${delivery!.id}`;
+  const key = `deliver_callback:${delivery!.id}:0`; // no attempt logged yet
   // As a payment callback's job: in its subject's queue (withdrawal callbacks run outside queues).
   await t.db.db.execute(sql`select graphile_worker.add_job('deliver_callback', ${JSON.stringify({ deliveryId: delivery!.id })}::json,
     queue_name => ${`callbacks:${withdrawalId}`}, job_key => ${key}, max_attempts => 3)`);

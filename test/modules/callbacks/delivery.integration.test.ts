@@ -99,7 +99,7 @@ async function attemptsOf(deliveryId: string) {
 
 async function pendingJobs(deliveryId: string): Promise<number> {
   const rows = (await t.db.db.execute(
-    sql`select count(*)::int as n from graphile_worker.jobs where key = ${`deliver_callback:${deliveryId}`}`,
+    sql`select count(*)::int as n from graphile_worker.jobs where key like ${`deliver_callback:${deliveryId}:%`}`,
   )) as unknown as [{ n: number }];
   return rows[0].n;
 }
