@@ -34,20 +34,37 @@ declare module 'fastify' {
   }
 }
 
+type Parsed = NonNullable<ReturnType<typeof parseAuthorization>>;
+
 export async function authenticate(deps: Deps, request: FastifyRequest, confirmation: Confirmation = 'READ_KEY'): Promise<ApiCaller> {
   const parsed = parseAuthorization(request.headers.authorization);
   await deps.limits.assertNotBlocked(request.ip, parsed?.apiKey ?? null);
   try {
-    if (confirmation === 'IN_STATEMENT') {
-      const cached = parsed && fromCache(deps, request, parsed);
-      if (cached) return cached;
-    }
-    return await verify(deps, request, parsed);
+    if (!parsed) throw unauthorized(diagnoseAuthorization(request.headers.authorization));
+    assertFresh(deps, parsed);
+    return (confirmation === 'IN_STATEMENT' ? fromCache(deps, request, parsed) : null) ?? (await verify(deps, request, parsed));
   } catch (error) {
     // Only a refused credential counts: a database outage must not lock merchants out.
     if (error instanceof KassaError && error.status === 401) await deps.limits.recordAuthFailure(request.ip, parsed?.apiKey ?? null);
     throw error;
   }
+}
+
+function assertFresh(deps: Deps, parsed: Parsed): void {
+  const serverNow = Math.floor(deps.now().getTime() / 1000);
+  const skew = Math.abs(serverNow - parsed.timestamp);
+  if (skew > MAX_CLOCK_SKEW_S) {
+    throw unauthorized(
+      `timestamp=${parsed.timestamp} is ${skew} s away from the server clock (${serverNow}); at most ${MAX_CLOCK_SKEW_S} s is accepted. ` +
+        'Send the current UNIX time in seconds and keep the clock synchronised (NTP).',
+    );
+  }
+}
+
+/** Whether the request is signed with the key whose sealed secret is `secretEnc` (constant-time). */
+function signedWith(deps: Deps, request: FastifyRequest, parsed: Parsed, secretEnc: string): boolean {
+  const expected = sign(cachedSecret(deps.masterKey, secretEnc), String(parsed.timestamp), request.method, request.url, request.rawBody ?? '');
+  return safeEqual(expected, parsed.signature);
 }
 
 /** The key and its business in one round trip, with their row versions, as a prepared query (no SQL rebuilt per request). */
@@ -60,16 +77,8 @@ const keyQuery = preparedPerPool((db) =>
     .prepare('kassa_api_key'),
 );
 
-async function verify(deps: Deps, request: FastifyRequest, parsed: ReturnType<typeof parseAuthorization>): Promise<ApiCaller> {
-  if (!parsed) throw unauthorized(diagnoseAuthorization(request.headers.authorization));
-  const serverNow = Math.floor(deps.now().getTime() / 1000);
-  const skew = Math.abs(serverNow - parsed.timestamp);
-  if (skew > MAX_CLOCK_SKEW_S) {
-    throw unauthorized(
-      `timestamp=${parsed.timestamp} is ${skew} s away from the server clock (${serverNow}); at most ${MAX_CLOCK_SKEW_S} s is accepted. ` +
-        'Send the current UNIX time in seconds and keep the clock synchronised (NTP).',
-    );
-  }
+/** The key row and its business read now; the request's signature checked against them. */
+async function verify(deps: Deps, request: FastifyRequest, parsed: Parsed): Promise<ApiCaller> {
   // The key row is read here on every request but the hot ones, which confirm the cached row in their
   // own statement (IN_STATEMENT): either way a revoked key is refused from the moment the revocation
   // commits. The decrypted secret is cached too (platform/secret-cache.ts).
@@ -86,8 +95,7 @@ async function verify(deps: Deps, request: FastifyRequest, parsed: ReturnType<ty
     );
   if (!found || found.key.revokedAt) throw invalid();
   const { key, business } = found;
-  const expected = sign(cachedSecret(deps.masterKey, key.secretEnc), String(parsed.timestamp), request.method, request.url, request.rawBody ?? '');
-  if (!safeEqual(expected, parsed.signature)) throw invalid();
+  if (!signedWith(deps, request, parsed, key.secretEnc)) throw invalid();
   return { apiKeyId: key.id, apiKey: key.key, businessId: key.businessId, scopes: key.scopes, business };
 }
 
@@ -119,13 +127,9 @@ export function forget(deps: Deps, apiKey: string): void {
  * verifies with the cached secret; null sends the request to the key row (a miss, or a signature
  * that only a changed key could explain).
  */
-function fromCache(deps: Deps, request: FastifyRequest, parsed: NonNullable<ReturnType<typeof parseAuthorization>>): ApiCaller | null {
+function fromCache(deps: Deps, request: FastifyRequest, parsed: Parsed): ApiCaller | null {
   const hit = keyCache(deps).get(parsed.apiKey);
-  if (!hit) return null;
-  const serverNow = Math.floor(deps.now().getTime() / 1000);
-  if (Math.abs(serverNow - parsed.timestamp) > MAX_CLOCK_SKEW_S) return null;
-  const expected = sign(cachedSecret(deps.masterKey, hit.key.secretEnc), String(parsed.timestamp), request.method, request.url, request.rawBody ?? '');
-  if (!safeEqual(expected, parsed.signature)) return null;
+  if (!hit || !signedWith(deps, request, parsed, hit.key.secretEnc)) return null;
   const { key, business } = hit;
   return {
     apiKeyId: key.id, apiKey: key.key, businessId: key.businessId, scopes: key.scopes, business,
