@@ -102,15 +102,20 @@ afterAll(async () => {
   await rx.stop();
 });
 
-it('a worker killed during an attempt: the sweep re-adds the job and a fresh worker delivers it with the same webhook-id', async () => {
-  child = await startChild();
+/** Funds the business, then requests a 0.01 BTC withdrawal; its id. */
+async function fundedWithdrawal(clientWithdrawalId: string): Promise<string> {
   await postEntries(t.db.db, [{ businessId: t.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '1000.00', kind: 'TEST' }], new Date());
   const res = await t.signed('POST', '/v1/withdrawals', {
-    clientWithdrawalId: 'crash-1', businessId: t.business.businessId, withdrawCurrency: 'BTC', network: 'BTC',
+    clientWithdrawalId, businessId: t.business.businessId, withdrawCurrency: 'BTC', network: 'BTC',
     address: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', amount: '0.01',
   });
   expect(res.statusCode, res.body).toBe(200);
-  const withdrawalId = res.json().withdrawalId as string;
+  return res.json().withdrawalId as string;
+}
+
+it('a worker killed during an attempt: the sweep re-adds the job and a fresh worker delivers it with the same webhook-id', async () => {
+  child = await startChild();
+  const withdrawalId = await fundedWithdrawal('crash-1');
 
   // the child broadcast the withdrawal and is now waiting on the held callback
   await eventually(async () => rx.hitsFor('/hold').length === 1, 20_000, 'the first attempt to arrive');
@@ -165,13 +170,7 @@ it('a worker killed during an attempt: the sweep re-adds the job and a fresh wor
 it('a job waiting behind a queue its dead worker left locked (payment callbacks run in their subject’s queue) is re-added by the sweep; behind a fresh lock it is left alone', async () => {
   await worker?.stop();
   worker = null;
-  await postEntries(t.db.db, [{ businessId: t.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '1000.00', kind: 'TEST' }], new Date());
-  const res = await t.signed('POST', '/v1/withdrawals', {
-    clientWithdrawalId: 'queued-1', businessId: t.business.businessId, withdrawCurrency: 'BTC', network: 'BTC',
-    address: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', amount: '0.01',
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  const withdrawalId = res.json().withdrawalId as string;
+  const withdrawalId = await fundedWithdrawal('queued-1');
   // The outcome (and so the delivery and its first job, in the subject's queue) without a worker.
   await forceOutcome(t.deps, t.deps.chains, t.business.businessId, withdrawalId, 'COMPLETED');
   const [delivery] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.subjectId, withdrawalId));
