@@ -17,6 +17,14 @@ export type LoadResult = Percentiles & {
   errors: number;
   durationS: number;
   statusCodes: Record<string, number>;
+  /** The load generator's own CPU (this process, user + system) per completed operation, ms. */
+  generatorCpuMs: number;
+};
+
+/** This process's CPU (ms) since `start`, per completed operation. */
+const generatorCpu = (start: NodeJS.CpuUsage, ok: number) => {
+  const used = process.cpuUsage(start);
+  return ok ? (used.user + used.system) / 1000 / ok : 0;
 };
 
 export type HttpLoad = {
@@ -33,6 +41,7 @@ export type HttpLoad = {
 
 export function runAutocannon(load: HttpLoad): Promise<LoadResult> {
   const latencies: number[] = [];
+  const cpu = process.cpuUsage();
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -64,6 +73,7 @@ export function runAutocannon(load: HttpLoad): Promise<LoadResult> {
           errors: result.non2xx + result.errors,
           durationS: result.duration,
           statusCodes: codes,
+          generatorCpuMs: generatorCpu(cpu, ok),
           ...percentiles(latencies),
         });
       },
@@ -80,6 +90,7 @@ export async function runClosedLoop(operation: (i: number) => Promise<unknown>, 
   let ok = 0;
   let errors = 0;
   let counter = 0;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const end = started + durationS * 1000;
   const loop = async () => {
@@ -96,7 +107,7 @@ export async function runClosedLoop(operation: (i: number) => Promise<unknown>, 
   };
   await Promise.all(Array.from({ length: connections }, loop));
   const elapsed = (performance.now() - started) / 1000;
-  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes: {}, ...percentiles(latencies) };
+  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes: {}, generatorCpuMs: generatorCpu(cpu, ok), ...percentiles(latencies) };
 }
 
 /**
@@ -112,6 +123,7 @@ export async function runPaced(load: Omit<HttpLoad, 'overallRate'> & { rate: num
   let ok = 0;
   let errors = 0;
   const interval = 1000 / load.rate;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const end = started + load.durationS * 1000;
   const inFlight = new Set<Promise<void>>();
@@ -143,5 +155,5 @@ export async function runPaced(load: Omit<HttpLoad, 'overallRate'> & { rate: num
     await pool.close();
   }
   const elapsed = (performance.now() - started) / 1000;
-  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes, ...percentiles(latencies) };
+  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes, generatorCpuMs: generatorCpu(cpu, ok), ...percentiles(latencies) };
 }

@@ -39,13 +39,15 @@ export function connect(url: string, options: { max?: number } = {}): Database {
 /**
  * A drizzle query prepared once per pool (`build` calls `.prepare(name)`):
  * its SQL is built on first use and only executed after, for the hot paths
- * where drizzle's query building costs more than the query.
+ * where drizzle's query building costs more than the query. Also anything
+ * else a pool keeps for its life (a batcher of statements, keyed by its
+ * `Database`).
  */
-export function preparedPerPool<Q>(build: (db: Db) => Q): (db: Db) => Q {
-  const prepared = new WeakMap<Db, Q>();
-  return (db) => {
-    let query = prepared.get(db);
-    if (!query) prepared.set(db, (query = build(db)));
+export function preparedPerPool<Q, Pool extends object = Db>(build: (pool: Pool) => Q): (pool: Pool) => Q {
+  const prepared = new WeakMap<Pool, Q>();
+  return (pool) => {
+    let query = prepared.get(pool);
+    if (!query) prepared.set(pool, (query = build(pool)));
     return query;
   };
 }

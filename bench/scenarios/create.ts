@@ -112,6 +112,8 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     makeRow({ scenario: S, name: 'create payment vs bare Fastify', metric: `requests/s, ${conc}`, unit: 'req/s', kassa: max.rps, limit: framework.rps, digits: 0 }),
     makeRow({ scenario: S, name: 'create CPU per request vs bare Fastify', metric: 'server process CPU (user+sys) / 2xx, at max rate', unit: 'ms', kassa: kassaCpu, limit: fastifyCpu, digits: 3 }),
     makeRow({ scenario: S, name: 'create PostgreSQL CPU per request vs per raw INSERT', metric: 'database server CPU (user+sys, all backends) / operation, at max rate', unit: 'ms', kassa: kassaPgCpu, limit: rawPgCpu, digits: 3 }),
+    makeRow({ scenario: S, name: 'create load generator CPU per request vs per raw INSERT', metric: 'bench process CPU (user+sys) / operation, at max rate', unit: 'ms', kassa: max.generatorCpuMs, limit: insert.generatorCpuMs, digits: 3,
+      note: 'the load generator runs on the same 2 CPUs: autocannon with a signed request built per request, against postgres.js callers for the limit' }),
     makeRow({ scenario: S, name: 'create latency p50 at max rate', metric: 'p50 latency (limit: raw insert)', unit: 'ms', kassa: max.p50, limit: insert.p50, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p95 at max rate', metric: 'p95 latency (limit: raw insert)', unit: 'ms', kassa: max.p95, limit: insert.p95, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p99 at max rate', metric: 'p99 latency (limit: raw insert)', unit: 'ms', kassa: max.p99, limit: insert.p99, digits: 2 }),

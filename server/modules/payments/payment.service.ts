@@ -8,7 +8,8 @@ import { and, eq, getTableColumns, sql, type Column } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { requestHash } from '../../platform/idempotency.js';
-import { preparedPerPool, type Queryable } from '../../../db/client.js';
+import { batched } from '../../platform/batch.js';
+import { preparedPerPool, type Database, type Queryable, type Sql } from '../../../db/client.js';
 import { deposits, payments, refunds } from '../../../db/schema.js';
 import { assertProofHolds, getBusiness, proofHolds, type Business, type CallerProof } from '../businesses/index.js';
 import type { PaymentsDeps as Deps } from './ports.js';
@@ -69,41 +70,81 @@ type PaymentInsert = Omit<typeof payments.$inferInsert, 'id'>;
 /** Every column but the generated id: no other column has a default that an explicit null would override. */
 const INSERT_COLUMNS = Object.entries(getTableColumns(payments)).filter(([name]) => name !== 'id') as [keyof PaymentInsert, Column][];
 
-const insertValues = (values: PaymentInsert) =>
-  Object.fromEntries(INSERT_COLUMNS.map(([name, column]) => [name, values[name] == null ? null : column.mapToDriverValue(values[name])]));
-
 /**
- * The creating INSERT, one placeholder a column, its text built once (drizzle building a 35-column
- * INSERT was a fifth of the create path's CPU); `insertValues` encodes with each column's own
- * encoder, because drizzle would also encode a null (`String(null)`). For a caller from the key
- * cache it writes only if the proof holds (modules/businesses/caller-proof.ts), so authentication
- * and creation are one round trip. The id is drawn here and only it comes back: the row is the
- * values sent (no column but the id has a default, no trigger changes them), so the database
- * neither formats nor sends 35 columns that the process already has. `INSERT … SELECT` types its
- * parameters by their casts.
+ * The creating INSERT, for every create that reaches it in the same turn of the event loop
+ * (platform/batch.ts): one statement and one commit for the batch, each row still its own
+ * outcome. Its text is built once (drizzle building a 35-column INSERT was a fifth of the create
+ * path's CPU): one array a column, unnested into rows, each encoded with its column's own encoder
+ * (drizzle would also encode a null as `String(null)`). A row from a cached caller is written only
+ * if its proof holds (modules/businesses/caller-proof.ts), so authentication and creation stay one
+ * round trip. The id is drawn here and only it comes back: the row is the values sent (no column
+ * but the id has a default, no trigger changes them), so the database neither formats nor sends 35
+ * columns that the process already has.
  */
 const ALL_COLUMNS = [['id', getTableColumns(payments).id] as const, ...INSERT_COLUMNS];
-function insertText(guarded: boolean): string {
-  const n = ALL_COLUMNS.length;
-  const placeholders = ALL_COLUMNS.map(([, column], i) => `$${i + 1}::${column.getSQLType()}`);
-  const guard = guarded
-    ? ` where ${new PgDialect().sqlToQuery(proofHolds({ apiKeyId: sql.raw(`$${n + 1}`), keyVersion: sql.raw(`$${n + 2}`), businessVersion: sql.raw(`$${n + 3}`) })).sql}`
-    : '';
-  // A unique index, not a read-then-write: a concurrent duplicate waits here for the winner to commit.
-  return `insert into payments (${ALL_COLUMNS.map(([, column]) => `"${column.name}"`).join(', ')})
-    select ${placeholders.join(', ')}${guard}
+const PROOF_COLUMNS = ['proof_key_id', 'proof_key_version', 'proof_business_version'];
+const INSERT_TEXT = (() => {
+  // Every array is text[], each element cast to its column's type: drizzle hands postgres.js
+  // pass-through encoders for numeric[] and timestamptz[], which would send a JS array unencoded.
+  const arrays = [...ALL_COLUMNS, ...PROOF_COLUMNS].map((_, i) => `$${i + 1}::text[]`);
+  const names = ALL_COLUMNS.map(([, column]) => `"${column.name}"`);
+  const casts = ALL_COLUMNS.map(([, column]) => `v."${column.name}"::${column.getSQLType()}`);
+  const proof = new PgDialect().sqlToQuery(
+    proofHolds({ apiKeyId: sql.raw('v.proof_key_id'), keyVersion: sql.raw('v.proof_key_version'), businessVersion: sql.raw('v.proof_business_version') }),
+  ).sql;
+  // A unique index, not a read-then-write: a concurrent duplicate waits here for the winner to
+  // commit, and a duplicate within the batch is skipped like one from another batch.
+  return `insert into payments (${names.join(', ')})
+    select ${casts.join(', ')}
+    from unnest(${arrays.join(', ')}) as v(${[...names, ...PROOF_COLUMNS].join(', ')})
+    where v.proof_key_id is null or ${proof}
     on conflict (business_id, client_payment_id) do nothing returning id`;
+})();
+
+/**
+ * A column's value as a text array element: its column's own encoder, then text (postgres.js
+ * declares an array parameter with its first element's type, so a boolean would make the text[]
+ * parameter a boolean).
+ */
+function driverValue(column: Column, value: unknown): string | null {
+  return value == null ? null : String(column.mapToDriverValue(value));
 }
-const INSERT_TEXT = { plain: insertText(false), guarded: insertText(true) };
+
+type PendingInsert = { id: string; values: PaymentInsert; proof: CallerProof | undefined };
+
+/** The ids of the rows written (a replayed clientPaymentId or a stale proof writes nothing). */
+async function insertRows(client: Sql, rows: readonly PendingInsert[]): Promise<Set<string>> {
+  const params: unknown[][] = [...ALL_COLUMNS, ...PROOF_COLUMNS].map(() => []);
+  for (const { id, values, proof } of rows) {
+    params[0]!.push(id);
+    INSERT_COLUMNS.forEach(([name, column], i) => params[i + 1]!.push(driverValue(column, values[name])));
+    const n = ALL_COLUMNS.length;
+    params[n]!.push(proof?.apiKeyId ?? null);
+    params[n + 1]!.push(proof?.keyVersion ?? null);
+    params[n + 2]!.push(proof?.businessVersion ?? null);
+  }
+  const written = await client.unsafe<{ id: string }[]>(INSERT_TEXT, params as never[], { prepare: true });
+  return new Set(written.map((row) => row.id));
+}
+
+/**
+ * Up to 64 creates a statement; while 2 batches are at the database the next one gathers. With
+ * the pool of 10 the rest of the pool stays free for reads and the worker's other statements.
+ */
+const CREATE_BATCH = { maxSize: 64, maxInFlight: 2 };
+
+/** Each pool's batcher of creates. */
+const insertBatch = preparedPerPool((database: Database) =>
+  batched<PendingInsert, boolean>(async (items) => {
+    const written = await insertRows(database.sql, items);
+    return items.map((item) => written.has(item.id));
+  }, CREATE_BATCH),
+);
 
 /** The new payment's row, or undefined when nothing was written (a replayed clientPaymentId, or a stale proof). */
 async function insertPayment(deps: Deps, values: PaymentInsert, proof: CallerProof | undefined): Promise<PaymentRow | undefined> {
   const id = randomUUID();
-  const driverValues = insertValues(values);
-  const params = [id, ...INSERT_COLUMNS.map(([name]) => driverValues[name])];
-  if (proof) params.push(proof.apiKeyId, proof.keyVersion, proof.businessVersion);
-  const rows = await deps.database.sql.unsafe(proof ? INSERT_TEXT.guarded : INSERT_TEXT.plain, params as never[], { prepare: true });
-  if (!rows[0]) return undefined;
+  if (!(await insertBatch(deps.database)({ id, values, proof }))) return undefined;
   return { id, ...Object.fromEntries(INSERT_COLUMNS.map(([name]) => [name, values[name] ?? null])) } as PaymentRow;
 }
 
@@ -255,36 +296,50 @@ export async function paymentRecord(db: Queryable, row: PaymentRow, publicUrl: s
 }
 
 /**
- * A payment with its deposits and their refunds in one statement, so from
- * one snapshot without a transaction (a prepared query: the hot read). The
- * guarded variant also confirms a caller from the key cache (caller-proof.ts).
+ * Payments with their deposits and those deposits' refunds in one statement, so each from one
+ * snapshot without a transaction: the hot read, prepared, for every read that reaches it in the
+ * same turn of the event loop (platform/batch.ts). Each read is a row of `r` (its number `n`,
+ * the payment and business asked for, and the proof of a caller from the key cache, or nulls:
+ * caller-proof.ts); a read whose proof fails gets no rows, like one of an unknown payment.
  */
-const paymentWithDeposits = (guarded: boolean) =>
-  preparedPerPool((db) =>
-    db
-      .select({ payment: payments, deposit: deposits, refund: refunds })
-      .from(payments)
-      .leftJoin(deposits, eq(deposits.paymentId, payments.id))
-      .leftJoin(refunds, eq(refunds.depositId, deposits.id))
-      .where(
-        and(
-          eq(payments.id, sql.placeholder('paymentId')),
-          eq(payments.businessId, sql.placeholder('businessId')),
-          guarded
-            ? proofHolds({ apiKeyId: sql`${sql.placeholder('apiKeyId')}`, keyVersion: sql`${sql.placeholder('keyVersion')}`, businessVersion: sql`${sql.placeholder('businessVersion')}` })
-            : undefined,
-        ),
-      )
-      .orderBy(deposits.receivedAt, deposits.id)
-      .prepare(guarded ? 'kassa_payment_with_deposits_guarded' : 'kassa_payment_with_deposits'),
-  );
-const paymentWithDepositsQuery = { plain: paymentWithDeposits(false), guarded: paymentWithDeposits(true) };
+const paymentsWithDeposits = preparedPerPool((db) => {
+  const arrays = ['paymentIds', 'businessIds', 'keyIds', 'keyVersions', 'businessVersions'].map((name) => sql`${sql.placeholder(name)}::text[]`);
+  return db
+    .select({ n: sql<number>`r.n`.mapWith(Number), payment: payments, deposit: deposits, refund: refunds })
+    .from(sql`unnest(${sql.join(arrays, sql`, `)}) with ordinality as r(payment_id, business_id, key_id, key_version, business_version, n)`)
+    .innerJoin(payments, sql`${payments.id} = r.payment_id::uuid and ${payments.businessId} = r.business_id::uuid`)
+    .leftJoin(deposits, eq(deposits.paymentId, payments.id))
+    .leftJoin(refunds, eq(refunds.depositId, deposits.id))
+    .where(sql`r.key_id is null or ${proofHolds({ apiKeyId: sql`r.key_id`, keyVersion: sql`r.key_version`, businessVersion: sql`r.business_version` })}`)
+    .orderBy(sql`r.n`, deposits.receivedAt, deposits.id)
+    .prepare('kassa_payments_with_deposits');
+});
+
+type PendingRead = { paymentId: string; businessId: string; proof: CallerProof | undefined };
+type PaymentWithDeposits = Awaited<ReturnType<ReturnType<typeof paymentsWithDeposits>['execute']>>;
+
+/** Up to 64 reads a statement; while 2 batches are at the database the next one gathers. */
+const READ_BATCH = { maxSize: 64, maxInFlight: 2 };
+
+/** Each pool's batcher of reads: each read's rows (none when not found or its proof failed). */
+const readBatch = preparedPerPool((db) =>
+  batched<PendingRead, PaymentWithDeposits>(async (items) => {
+    const rows = await paymentsWithDeposits(db).execute({
+      paymentIds: items.map((item) => item.paymentId),
+      businessIds: items.map((item) => item.businessId),
+      keyIds: items.map((item) => item.proof?.apiKeyId ?? null),
+      keyVersions: items.map((item) => item.proof?.keyVersion ?? null),
+      businessVersions: items.map((item) => item.proof?.businessVersion ?? null),
+    });
+    const each: PaymentWithDeposits[] = items.map(() => []);
+    for (const row of rows) each[row.n - 1]!.push(row);
+    return each;
+  }, READ_BATCH),
+);
 
 export async function getPayment(deps: Deps, businessId: string, paymentId: string, proof?: CallerProof): Promise<PaymentRecord> {
   const { db } = deps.database;
-  const rows = proof
-    ? await paymentWithDepositsQuery.guarded(db).execute({ paymentId, businessId, ...proof })
-    : await paymentWithDepositsQuery.plain(db).execute({ paymentId, businessId });
+  const rows = await readBatch(db)({ paymentId, businessId, proof });
   if (!rows[0]) {
     await assertProofHolds(db, proof);
     throw notFound(`Payment ${paymentId} not found.`);

@@ -300,6 +300,82 @@ describe('keys cached in the process: create and read confirm them in their own 
   });
 });
 
+describe('concurrent creates share one INSERT (platform/batch.ts), each with its own outcome', () => {
+  const create = (key: Credentials, body: string) =>
+    send('POST', '/v1/payments', { body, authorization: header({ method: 'POST', path: '/v1/payments', body }, key) });
+
+  it('fresh creates, a replay inside the batch, a reused id with another body and a revoked key, all at once', async () => {
+    const key = await newKey(['CREATE_PAYMENT', 'READ_PAYMENT']);
+    const revoked = await newKey(['CREATE_PAYMENT']);
+    // Both keys cached, then one revoked behind the process's back.
+    expect((await create(key, paymentBody())).statusCode).toBe(200);
+    expect((await create(revoked, paymentBody())).statusCode).toBe(200);
+    await t.db.sql`update api_keys set revoked_at = now() where key = ${revoked.apiKey}`;
+
+    const fresh = Array.from({ length: 5 }, () => `batch-${randomUUID()}`);
+    const twice = `batch-twice-${randomUUID()}`;
+    const reused = `batch-reused-${randomUUID()}`;
+    const refused = `batch-revoked-${randomUUID()}`;
+    expect((await create(key, paymentBody(reused))).statusCode).toBe(200);
+    const other = JSON.stringify({ ...JSON.parse(paymentBody(reused)), displayAmount: '99.00' });
+
+    const [freshAnswers, twiceAnswers, reusedAnswer, refusedAnswer] = await Promise.all([
+      Promise.all(fresh.map((id) => create(key, paymentBody(id)))),
+      Promise.all([create(key, paymentBody(twice)), create(key, paymentBody(twice))]),
+      create(key, other),
+      create(revoked, paymentBody(refused)),
+    ]);
+
+    for (const answer of freshAnswers) expect(answer.statusCode, answer.body).toBe(200);
+    expect(new Set(freshAnswers.map((a) => a.json().paymentInfo.paymentId)).size).toBe(5);
+    expect(twiceAnswers.map((a) => a.statusCode)).toEqual([200, 200]);
+    expect(twiceAnswers[1]!.json().paymentInfo.paymentId).toBe(twiceAnswers[0]!.json().paymentInfo.paymentId);
+    expect(await paymentsWithClientId(twice)).toBe(1);
+    expectProblem(reusedAnswer, 409, 'IDEMPOTENCY_CONFLICT');
+    expectUnauthorized(refusedAnswer);
+    expect(await paymentsWithClientId(refused)).toBe(0);
+
+    // One statement wrote the fresh payments and the one of the pair: one transaction id.
+    const [row] = await t.db.sql<{ writers: number }[]>`
+      select count(distinct xmin::text)::int as writers from payments where client_payment_id = any(${[...fresh, twice]})`;
+    expect(row!.writers).toBe(1);
+  });
+});
+
+describe('concurrent reads share one SELECT (platform/batch.ts), each with its own outcome', () => {
+  const read = (key: Credentials, paymentId: string) => {
+    const path = `/v1/payments/${paymentId}`;
+    return send('GET', path, { authorization: header({ method: 'GET', path }, key) });
+  };
+  const created = async (key: Credentials, business = t.business.businessId) => {
+    const body = JSON.stringify({ ...JSON.parse(paymentBody()), businessId: business });
+    const res = await send('POST', '/v1/payments', { body, authorization: header({ method: 'POST', path: '/v1/payments', body }, key) });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().paymentInfo as { paymentId: string; clientPaymentId: string };
+  };
+
+  it("payments, an unknown id, another business's payment and a revoked key's read, all at once", async () => {
+    const key = await newKey(['CREATE_PAYMENT', 'READ_PAYMENT']);
+    const revoked = await newKey(['CREATE_PAYMENT', 'READ_PAYMENT']);
+    const mine = [await created(key), await created(key), await created(key)];
+    const otherBusiness = await t.addBusiness();
+    const foreign = await created(otherBusiness, otherBusiness.businessId);
+    const revokedOwn = await created(revoked);
+    await t.db.sql`update api_keys set revoked_at = now() where key = ${revoked.apiKey}`;
+
+    const [answers, unknown, notMine, refused] = await Promise.all([
+      Promise.all(mine.map((p) => read(key, p.paymentId))),
+      read(key, randomUUID()),
+      read(key, foreign.paymentId),
+      read(revoked, revokedOwn.paymentId),
+    ]);
+    expect(answers.map((a) => [a.statusCode, a.json().paymentId, a.json().clientPaymentId])).toEqual(mine.map((p) => [200, p.paymentId, p.clientPaymentId]));
+    expectProblem(unknown, 404, 'NOT_FOUND');
+    expectProblem(notMine, 404, 'NOT_FOUND');
+    expectUnauthorized(refused);
+  });
+});
+
 describe('scopes → 403 FORBIDDEN_SCOPE', () => {
   it('a READ_PAYMENT-only key may read but not create', async () => {
     const key = await newKey(['READ_PAYMENT']);

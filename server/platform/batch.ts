@@ -1,0 +1,58 @@
+/**
+ * Statements of concurrent requests gathered into one (DataLoader's batching).
+ *
+ * Under load each create was its own round trip and its own commit: a socket write and a parse in
+ * Kassa, a receive, a plan, a commit and a send in PostgreSQL, and on this 2-vCPU machine those
+ * system calls, not the row work, were most of the cost (bench scenario 1). A batch makes them one
+ * per batch.
+ *
+ * A batch is sent on the next turn of the event loop (`setImmediate`: after the requests read in
+ * the same poll phase have reached it), or when `maxSize` items wait. While `maxInFlight` batches
+ * are at the database, the next one keeps gathering instead of queueing behind them in the pool:
+ * batches grow with the load and a lone request waits for nothing.
+ */
+import DataLoader from 'dataloader';
+
+export type BatchOptions = { maxSize: number; maxInFlight: number };
+
+/**
+ * `run(items)` answers each item in order. A batch that `run` refuses as a whole (one item
+ * breaking a constraint of the statement) is run again an item at a time, so one request's error
+ * never becomes its neighbours'.
+ */
+export function batched<In, Out>(run: (items: readonly In[]) => Promise<Out[]>, options: BatchOptions): (item: In) => Promise<Out> {
+  const runEach = async (items: readonly In[]): Promise<(Out | Error)[]> => {
+    try {
+      return await run(items);
+    } catch (error) {
+      if (items.length === 1) return [error instanceof Error ? error : new Error(String(error))];
+      return Promise.all(items.map((item) => run([item]).then(([out]) => out as Out, (e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+    }
+  };
+  let inFlight = 0;
+  const waiting: (() => void)[] = [];
+  const release = () => {
+    inFlight--;
+    waiting.shift()?.();
+  };
+  const loader = new DataLoader<In, Out>(
+    async (items) => {
+      inFlight++;
+      try {
+        return await runEach(items);
+      } finally {
+        release();
+      }
+    },
+    {
+      cache: false,
+      maxBatchSize: options.maxSize,
+      batchScheduleFn: (dispatch) =>
+        setImmediate(() => {
+          if (inFlight < options.maxInFlight) dispatch();
+          else waiting.push(dispatch);
+        }),
+    },
+  );
+  return (item) => loader.load(item);
+}

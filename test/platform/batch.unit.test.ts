@@ -1,0 +1,87 @@
+/**
+ * Statements of concurrent requests gathered into one (platform/batch.ts):
+ * what is called in one turn of the event loop goes out together, a batch
+ * gathers while the in-flight limit is reached, and one item's error stays
+ * that item's.
+ */
+import { describe, expect, it } from 'vitest';
+import { batched } from '../../server/platform/batch.js';
+
+/** A batch runner that records each call's items and answers when `open` is called. */
+function recorder<In>() {
+  const calls: In[][] = [];
+  const pending: (() => void)[] = [];
+  const run = (items: readonly In[]) =>
+    new Promise<string[]>((resolve) => {
+      calls.push([...items]);
+      pending.push(() => resolve(items.map((item) => `done ${String(item)}`)));
+    });
+  return { calls, run, openAll: () => pending.splice(0).forEach((open) => open()) };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('batched', () => {
+  it('sends the items of one turn of the event loop as one batch, each answered with its own result', async () => {
+    const r = recorder<number>();
+    const add = batched(r.run, { maxSize: 64, maxInFlight: 2 });
+    const answers = Promise.all([add(1), add(2), add(3)]);
+    await turn();
+    expect(r.calls).toEqual([[1, 2, 3]]);
+    r.openAll();
+    expect(await answers).toEqual(['done 1', 'done 2', 'done 3']);
+  });
+
+  it('splits at maxSize', async () => {
+    const r = recorder<number>();
+    const add = batched(r.run, { maxSize: 2, maxInFlight: 5 });
+    const answers = Promise.all([1, 2, 3, 4, 5].map((n) => add(n)));
+    await turn();
+    expect(r.calls).toEqual([[1, 2], [3, 4], [5]]);
+    r.openAll();
+    expect(await answers).toHaveLength(5);
+  });
+
+  it('gathers the next batch while maxInFlight batches are out, and sends it when one comes back', async () => {
+    const r = recorder<number>();
+    const add = batched(r.run, { maxSize: 64, maxInFlight: 1 });
+    const first = add(1);
+    await turn();
+    const later = [add(2), add(3)];
+    await turn();
+    const last = add(4);
+    await turn();
+    // 2, 3 and 4 arrived while batch [1] was at the database: they wait, together.
+    expect(r.calls).toEqual([[1]]);
+    r.openAll();
+    expect(await first).toBe('done 1');
+    await turn();
+    expect(r.calls).toEqual([[1], [2, 3, 4]]);
+    r.openAll();
+    expect(await Promise.all([...later, last])).toEqual(['done 2', 'done 3', 'done 4']);
+  });
+
+  it('runs a batch refused as a whole again an item at a time, so only the bad item fails', async () => {
+    const calls: string[][] = [];
+    const add = batched(
+      async (items: readonly string[]) => {
+        calls.push([...items]);
+        if (items.includes('bad')) throw new Error('check constraint violated');
+        return items.map((item) => item.toUpperCase());
+      },
+      { maxSize: 64, maxInFlight: 2 },
+    );
+    const answers = await Promise.allSettled([add('a'), add('bad'), add('c')]);
+    expect(answers).toEqual([
+      { status: 'fulfilled', value: 'A' },
+      { status: 'rejected', reason: new Error('check constraint violated') },
+      { status: 'fulfilled', value: 'C' },
+    ]);
+    expect(calls).toEqual([['a', 'bad', 'c'], ['a'], ['bad'], ['c']]);
+  });
+
+  it('a lone item waits for nothing but the next turn', async () => {
+    const add = batched(async (items: readonly number[]) => items.map((n) => n * 2), { maxSize: 64, maxInFlight: 2 });
+    expect(await add(21)).toBe(42);
+  });
+});
