@@ -9,6 +9,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { callbackAttempts, callbackDeliveries } from '../../../db/schema.js';
 import type { CallbackSender } from '../../../server/adapters/callbacks/http-transport.js';
 import { verifyCallback } from '../../../server/modules/callbacks/signing.js';
+import { attemptDelivery, enqueueCallback } from '../../../server/modules/callbacks/delivery.service.js';
+import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../../server/deps.js';
 import { postEntries } from '../../../server/modules/ledger/ledger.service.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
@@ -98,4 +100,20 @@ it(`delivers ${N} callbacks with two runners: each exactly once, one attempt eac
   expect(sentBy.a + sentBy.b).toBe(N);
   expect(sentBy.a).toBeGreaterThan(0);
   expect(sentBy.b).toBeGreaterThan(0);
+});
+
+it('one attempt raced by two runs in the same turn (read in one statement, written in one): one claims it, the other is SKIPPED', async () => {
+  const hitsBefore = rx.hitsFor('/many').length;
+  // Its job an hour away, so that only the two runs below attempt it.
+  const id = await t.db.db.transaction((tx) =>
+    enqueueCallback(tx, { businessId: t.business.businessId, kind: 'WITHDRAWAL', subjectId: randomUUID(), url: rx.url('/many'), body: { race: true } }, new Date(Date.now() + 3_600_000)),
+  );
+  const outcomes = await Promise.all([attemptDelivery(t.deps, id), attemptDelivery(t.deps, id)]);
+  expect(outcomes.sort()).toEqual(['DELIVERED', 'SKIPPED']);
+  const attempts = await t.db.db.select().from(callbackAttempts).where(eq(callbackAttempts.deliveryId, id));
+  expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([[1, 200]]);
+  const [delivery] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.id, id));
+  expect([delivery!.status, delivery!.attempts]).toEqual(['DELIVERED', 1]);
+  // Both runs had read it PENDING, so both sent it (the receiver dedupes by webhook-id); one is logged.
+  expect(rx.hitsFor('/many').length - hitsBefore).toBe(2);
 });
