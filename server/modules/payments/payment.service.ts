@@ -296,50 +296,36 @@ export async function paymentRecord(db: Queryable, row: PaymentRow, publicUrl: s
 }
 
 /**
- * Payments with their deposits and those deposits' refunds in one statement, so each from one
- * snapshot without a transaction: the hot read, prepared, for every read that reaches it in the
- * same turn of the event loop (platform/batch.ts). Each read is a row of `r` (its number `n`,
- * the payment and business asked for, and the proof of a caller from the key cache, or nulls:
- * caller-proof.ts); a read whose proof fails gets no rows, like one of an unknown payment.
+ * A payment with its deposits and their refunds in one statement, so from
+ * one snapshot without a transaction (a prepared query: the hot read). The
+ * guarded variant also confirms a caller from the key cache (caller-proof.ts).
  */
-const paymentsWithDeposits = preparedPerPool((db) => {
-  const arrays = ['paymentIds', 'businessIds', 'keyIds', 'keyVersions', 'businessVersions'].map((name) => sql`${sql.placeholder(name)}::text[]`);
-  return db
-    .select({ n: sql<number>`r.n`.mapWith(Number), payment: payments, deposit: deposits, refund: refunds })
-    .from(sql`unnest(${sql.join(arrays, sql`, `)}) with ordinality as r(payment_id, business_id, key_id, key_version, business_version, n)`)
-    .innerJoin(payments, sql`${payments.id} = r.payment_id::uuid and ${payments.businessId} = r.business_id::uuid`)
-    .leftJoin(deposits, eq(deposits.paymentId, payments.id))
-    .leftJoin(refunds, eq(refunds.depositId, deposits.id))
-    .where(sql`r.key_id is null or ${proofHolds({ apiKeyId: sql`r.key_id`, keyVersion: sql`r.key_version`, businessVersion: sql`r.business_version` })}`)
-    .orderBy(sql`r.n`, deposits.receivedAt, deposits.id)
-    .prepare('kassa_payments_with_deposits');
-});
-
-type PendingRead = { paymentId: string; businessId: string; proof: CallerProof | undefined };
-type PaymentWithDeposits = Awaited<ReturnType<ReturnType<typeof paymentsWithDeposits>['execute']>>;
-
-/** Up to 64 reads a statement; while 2 batches are at the database the next one gathers. */
-const READ_BATCH = { maxSize: 64, maxInFlight: 2 };
-
-/** Each pool's batcher of reads: each read's rows (none when not found or its proof failed). */
-const readBatch = preparedPerPool((db) =>
-  batched<PendingRead, PaymentWithDeposits>(async (items) => {
-    const rows = await paymentsWithDeposits(db).execute({
-      paymentIds: items.map((item) => item.paymentId),
-      businessIds: items.map((item) => item.businessId),
-      keyIds: items.map((item) => item.proof?.apiKeyId ?? null),
-      keyVersions: items.map((item) => item.proof?.keyVersion ?? null),
-      businessVersions: items.map((item) => item.proof?.businessVersion ?? null),
-    });
-    const each: PaymentWithDeposits[] = items.map(() => []);
-    for (const row of rows) each[row.n - 1]!.push(row);
-    return each;
-  }, READ_BATCH),
-);
+const paymentWithDeposits = (guarded: boolean) =>
+  preparedPerPool((db) =>
+    db
+      .select({ payment: payments, deposit: deposits, refund: refunds })
+      .from(payments)
+      .leftJoin(deposits, eq(deposits.paymentId, payments.id))
+      .leftJoin(refunds, eq(refunds.depositId, deposits.id))
+      .where(
+        and(
+          eq(payments.id, sql.placeholder('paymentId')),
+          eq(payments.businessId, sql.placeholder('businessId')),
+          guarded
+            ? proofHolds({ apiKeyId: sql`${sql.placeholder('apiKeyId')}`, keyVersion: sql`${sql.placeholder('keyVersion')}`, businessVersion: sql`${sql.placeholder('businessVersion')}` })
+            : undefined,
+        ),
+      )
+      .orderBy(deposits.receivedAt, deposits.id)
+      .prepare(guarded ? 'kassa_payment_with_deposits_guarded' : 'kassa_payment_with_deposits'),
+  );
+const paymentWithDepositsQuery = { plain: paymentWithDeposits(false), guarded: paymentWithDeposits(true) };
 
 export async function getPayment(deps: Deps, businessId: string, paymentId: string, proof?: CallerProof): Promise<PaymentRecord> {
   const { db } = deps.database;
-  const rows = await readBatch(db)({ paymentId, businessId, proof });
+  const rows = proof
+    ? await paymentWithDepositsQuery.guarded(db).execute({ paymentId, businessId, ...proof })
+    : await paymentWithDepositsQuery.plain(db).execute({ paymentId, businessId });
   if (!rows[0]) {
     await assertProofHolds(db, proof);
     throw notFound(`Payment ${paymentId} not found.`);

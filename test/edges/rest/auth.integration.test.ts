@@ -342,7 +342,7 @@ describe('concurrent creates share one INSERT (platform/batch.ts), each with its
   });
 });
 
-describe('concurrent reads share one SELECT (platform/batch.ts), each with its own outcome', () => {
+describe('concurrent reads, each with its own outcome', () => {
   const read = (key: Credentials, paymentId: string) => {
     const path = `/v1/payments/${paymentId}`;
     return send('GET', path, { authorization: header({ method: 'GET', path }, key) });
