@@ -48,7 +48,7 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
   }
 
   return [
-    makeRow({ scenario: S, name: 'read payment (3 deposits) vs raw PK SELECT', metric: `requests/s, ${options.connections} connections`, unit: 'req/s', kassa: read.rps, limit: select.rps, digits: 0,
+    makeRow({ scenario: S, name: 'read payment (3 deposits) vs raw PK SELECT', metric: `requests/s, ${options.connections} connections`, unit: 'req/s', kassa: read.rps, limit: select.rps, digits: 0, target: { of: 'ratio', op: '>=', value: 0.5 },
       note: `${read.errors} errors; limit: one SELECT * FROM payments WHERE id = $1 per operation, pool ${options.poolSize}` }),
     makeRow({ scenario: S, name: 'read CPU per request', metric: 'server process CPU (user+sys) / 2xx', unit: 'ms', kassa: cpuPerRead, digits: 3 }),
     makeRow({ scenario: S, name: 'read PostgreSQL CPU per request vs per raw SELECT', metric: 'database server CPU (user+sys, all backends) / operation', unit: 'ms', kassa: pgCpuPerRead, limit: pgCpuPerSelect, digits: 3 }),
