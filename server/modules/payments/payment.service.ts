@@ -112,10 +112,16 @@ function driverValue(column: Column, value: unknown): string | null {
 
 type PendingInsert = { id: string; values: PaymentInsert; proof: CallerProof | undefined };
 
+const compareKeys = (a: PaymentInsert, b: PaymentInsert) =>
+  a.businessId < b.businessId ? -1 : a.businessId > b.businessId ? 1 : a.clientPaymentId < b.clientPaymentId ? -1 : a.clientPaymentId > b.clientPaymentId ? 1 : 0;
+
 /** The ids of the rows written (a replayed clientPaymentId or a stale proof writes nothing). */
 async function insertRows(client: Sql, rows: readonly PendingInsert[]): Promise<Set<string>> {
   const params: unknown[][] = [...ALL_COLUMNS, ...PROOF_COLUMNS].map(() => []);
-  for (const { id, values, proof } of rows) {
+  // In the unique index's order, so two batches holding the same two clientPaymentIds take their
+  // locks in the same order and one waits for the other instead of deadlocking.
+  const ordered = [...rows].sort((a, b) => compareKeys(a.values, b.values));
+  for (const { id, values, proof } of ordered) {
     params[0]!.push(id);
     INSERT_COLUMNS.forEach(([name, column], i) => params[i + 1]!.push(driverValue(column, values[name])));
     const n = ALL_COLUMNS.length;
