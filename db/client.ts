@@ -6,7 +6,7 @@
 import postgres from 'postgres';
 import { drizzle, type PostgresJsDatabase, type PostgresJsQueryResultHKT } from 'drizzle-orm/postgres-js';
 import { PgDialect, type PgDatabase } from 'drizzle-orm/pg-core';
-import { fillPlaceholders, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import * as schema from './schema.js';
 
 export type Db = PostgresJsDatabase<typeof schema>;
@@ -55,13 +55,12 @@ export function preparedPerPool<Q, Pool extends object = Db>(build: (pool: Pool)
 const dialect = new PgDialect();
 
 /**
- * SQL built with drizzle's `sql`, its text made once, run as a named prepared statement
- * (postgres.js keeps one per text and connection): for hot statements drizzle cannot `.prepare()`,
- * such as a CTE written in SQL. Values go in through `sql.placeholder(name)` and must be driver
- * values already (strings, numbers, booleans, null, or arrays of them).
+ * Run SQL built with drizzle's `sql` as a named prepared statement (postgres.js
+ * keeps one per text and connection): for hot statements drizzle cannot
+ * `.prepare()`, such as a CTE written in SQL. Its parameters must be driver
+ * values already (strings, numbers, booleans, null).
  */
-export function preparedSql<Row>(query: SQL): (database: Database, values: Record<string, unknown>) => Promise<Row[]> {
+export function executePrepared<Row>(database: Database, query: SQL): Promise<Row[]> {
   const { sql: text, params } = dialect.sqlToQuery(query);
-  return (database, values) =>
-    database.sql.unsafe(text, fillPlaceholders(params, values) as postgres.ParameterOrJSON<never>[], { prepare: true }) as unknown as Promise<Row[]>;
+  return database.sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true }) as unknown as Promise<Row[]>;
 }

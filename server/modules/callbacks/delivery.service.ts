@@ -11,8 +11,7 @@
  * a killed worker.
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
-import { preparedPerPool, preparedSql, type Database, type Queryable } from '../../../db/client.js';
-import { batched } from '../../platform/batch.js';
+import { executePrepared, preparedPerPool, type Queryable } from '../../../db/client.js';
 import { businesses, callbackAttempts, callbackDeliveries, previousCallbackSecrets } from '../../../db/schema.js';
 import { addJobSql, enqueue } from '../../../jobs/enqueue.js';
 import type { CallbacksDeps as Deps } from './ports.js';
@@ -79,113 +78,21 @@ export function nextAttemptAt(first: Date, attemptsInCycle: number, now: Date, i
 
 export type AttemptOutcome = 'DELIVERED' | 'RETRY' | 'EXPIRED' | 'SKIPPED';
 
-/**
- * Deliveries, each with its business's callback secret and the one a rotation replaced
- * (encrypted), as a prepared query: the deliveries of the attempts that start in the same turn of
- * the event loop are read together (platform/batch.ts).
- */
-const deliveriesWithSecrets = preparedPerPool((db) =>
+/** A delivery, its business's callback secret and the one a rotation replaced (encrypted), as a prepared query. */
+const deliveryWithSecret = preparedPerPool((db) =>
   db
     .select({ delivery: callbackDeliveries, secret: businesses.callbackSecretEnc, previous: previousCallbackSecrets })
     .from(callbackDeliveries)
     .innerJoin(businesses, eq(businesses.id, callbackDeliveries.businessId))
     .leftJoin(previousCallbackSecrets, eq(previousCallbackSecrets.businessId, callbackDeliveries.businessId))
-    .where(sql`${callbackDeliveries.id} = any(${sql.placeholder('deliveryIds')}::text[]::uuid[])`)
-    .prepare('kassa_deliveries_with_secrets'),
-);
-type DeliveryWithSecret = Awaited<ReturnType<ReturnType<typeof deliveriesWithSecrets>['execute']>>[number];
-
-/**
- * Up to 32 attempts a statement (the worker runs 12 at once); while 2 batches are at the database
- * the next one gathers.
- */
-const ATTEMPT_BATCH = { maxSize: 32, maxInFlight: 2 };
-
-const readDelivery = preparedPerPool((db) =>
-  batched<string, DeliveryWithSecret | undefined>(async (ids) => {
-    const rows = await deliveriesWithSecrets(db).execute({ deliveryIds: ids });
-    const byId = new Map(rows.map((row) => [row.delivery.id, row]));
-    return ids.map((id) => byId.get(id));
-  }, ATTEMPT_BATCH),
-);
-
-/** An attempt's outcome, to be written if the attempt is still the delivery's next one. */
-type AttemptRecord = {
-  deliveryId: string;
-  /** The attempt count read before the attempt: the compare-and-set's expected value. */
-  attemptsBefore: number;
-  attempt: number;
-  status: 'PENDING' | 'DELIVERED' | 'EXPIRED';
-  nextAttemptAt: Date | null;
-  deliveredAt: Date | null;
-  startedAt: Date;
-  plannedAt: Date;
-  statusCode: number | null;
-  latencyMs: number;
-  error: string | null;
-  /** The next attempt's job (on RETRY): its key and queue. */
-  next: { jobKey: string; queueName: string | null } | null;
-};
-
-const isoOrNull = (at: Date | null) => at?.toISOString() ?? null;
-const textOrNull = (value: string | number | null) => (value === null ? null : String(value));
-
-/**
- * The outcomes of the attempts that end in the same turn of the event loop, in one statement
- * (atomic without BEGIN/COMMIT), a row each: a compare-and-set on the attempt count claims the
- * attempt (if another runner logged it, nothing happens to that row), logs it, and on RETRY adds
- * the next job. Answers the numbers (`n`, from 1) of the rows that claimed their attempt. Each
- * column is one text array (postgres.js would send a number element as it is), cast back here.
- */
-const ATTEMPT_COLUMNS = {
-  id: (r: AttemptRecord) => r.deliveryId,
-  attempts_before: (r: AttemptRecord) => r.attemptsBefore,
-  attempt: (r: AttemptRecord) => r.attempt,
-  status: (r: AttemptRecord) => r.status,
-  next_at: (r: AttemptRecord) => isoOrNull(r.nextAttemptAt),
-  delivered_at: (r: AttemptRecord) => isoOrNull(r.deliveredAt),
-  started_at: (r: AttemptRecord) => r.startedAt.toISOString(),
-  planned_at: (r: AttemptRecord) => r.plannedAt.toISOString(),
-  status_code: (r: AttemptRecord) => r.statusCode,
-  latency_ms: (r: AttemptRecord) => r.latencyMs,
-  error: (r: AttemptRecord) => r.error,
-  job_key: (r: AttemptRecord) => r.next?.jobKey ?? null,
-  queue_name: (r: AttemptRecord) => r.next?.queueName ?? null,
-};
-const ATTEMPT_COLUMN_NAMES = Object.keys(ATTEMPT_COLUMNS) as (keyof typeof ATTEMPT_COLUMNS)[];
-const recordAttempts = preparedSql<{ n: number }>(sql`
-  with v as (
-    select * from unnest(${sql.join(ATTEMPT_COLUMN_NAMES.map((name) => sql`${sql.placeholder(name)}::text[]`), sql`, `)})
-      with ordinality as v(${sql.raw(ATTEMPT_COLUMN_NAMES.join(', '))}, n)
-  ), claimed as (
-    update callback_deliveries d
-    set attempts = v.attempt::int, status = v.status, next_attempt_at = v.next_at::timestamptz, delivered_at = v.delivered_at::timestamptz
-    from v
-    where d.id = v.id::uuid and d.attempts = v.attempts_before::int and d.status = 'PENDING'
-    returning v.*
-  ), logged as (
-    insert into callback_attempts (delivery_id, attempt, started_at, planned_at, status_code, latency_ms, error)
-    select id::uuid, attempt::int, started_at::timestamptz, planned_at::timestamptz, status_code::int, latency_ms::int, error
-    from claimed
-  ), scheduled as (
-    select ${addJobSql('deliver_callback', sql`json_build_object('deliveryId', c.id)`, { runAt: sql`c.next_at::timestamptz`, jobKey: sql`c.job_key`, maxAttempts: 3, queueName: sql`c.queue_name` })}
-    from claimed c where c.job_key is not null
-  )
-  select c.n::int as n from claimed c, (select count(*) from scheduled) s`);
-
-const recordAttempt = preparedPerPool((database: Database) =>
-  batched<AttemptRecord, boolean>(async (records) => {
-    const columns = Object.fromEntries(
-      ATTEMPT_COLUMN_NAMES.map((name) => [name, records.map((r) => textOrNull(ATTEMPT_COLUMNS[name](r)))]),
-    );
-    const won = new Set((await recordAttempts(database, columns)).map((row) => row.n));
-    return records.map((_, i) => won.has(i + 1));
-  }, ATTEMPT_BATCH),
+    .where(eq(callbackDeliveries.id, sql.placeholder('deliveryId')))
+    .prepare('kassa_delivery_with_secret'),
 );
 
 /** One attempt (the `deliver_callback` task). */
 export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<AttemptOutcome> {
-  const found = await readDelivery(deps.database.db)(deliveryId);
+  const db = deps.database.db;
+  const [found] = await deliveryWithSecret(db).execute({ deliveryId });
   if (!found || found.delivery.status !== 'PENDING') return 'SKIPPED';
   const { delivery } = found;
   const startedAt = deps.now();
@@ -205,21 +112,29 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
   const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
   const next = delivered ? null : nextAttemptAt(delivery.firstAttemptAt, attempt - delivery.cycleStartAttempt, deps.now(), interval, deps.config.callbackRetryWindowS);
   const outcome: AttemptOutcome = delivered ? 'DELIVERED' : next ? 'RETRY' : 'EXPIRED';
-  const claimed = await recordAttempt(deps.database)({
-    deliveryId,
-    attemptsBefore: delivery.attempts,
-    attempt,
-    status: outcome === 'RETRY' ? 'PENDING' : outcome,
-    nextAttemptAt: next,
-    deliveredAt: delivered ? deps.now() : null,
-    startedAt,
-    plannedAt,
-    statusCode: result.statusCode,
-    latencyMs: result.latencyMs,
-    error: result.error,
-    next: outcome === 'RETRY' ? { jobKey: jobKey(deliveryId, attempt), queueName: queueOf(delivery.kind, delivery.subjectId) ?? null } : null,
-  });
-  return claimed ? outcome : 'SKIPPED';
+  const status = outcome === 'RETRY' ? 'PENDING' : outcome;
+
+  // The whole outcome in one statement (atomic without BEGIN/COMMIT): a compare-and-set on the
+  // attempt count claims the attempt (if another runner logged it, nothing happens), logs it, and
+  // on RETRY adds the next job.
+  const [row] = await executePrepared<{ claimed: number }>(deps.database, sql`
+    with claimed as (
+      update callback_deliveries
+      set attempts = ${attempt}, status = ${status}, next_attempt_at = ${next?.toISOString() ?? null}::timestamptz,
+        delivered_at = ${delivered ? deps.now().toISOString() : null}::timestamptz
+      where id = ${deliveryId} and attempts = ${delivery.attempts} and status = 'PENDING'
+      returning id
+    ), logged as (
+      insert into callback_attempts (delivery_id, attempt, started_at, planned_at, status_code, latency_ms, error)
+      select id, ${attempt}, ${startedAt.toISOString()}::timestamptz, ${plannedAt.toISOString()}::timestamptz,
+        ${result.statusCode}::int, ${result.latencyMs}::int, ${result.error}::text
+      from claimed
+    ), scheduled as (
+      select ${addJobSql('deliver_callback', { deliveryId }, { runAt: next ?? undefined, jobKey: jobKey(deliveryId, attempt), maxAttempts: 3, queueName: queueOf(delivery.kind, delivery.subjectId) })}
+      from claimed where ${outcome === 'RETRY'}
+    )
+    select (select count(*) from claimed)::int as claimed, (select count(*) from scheduled)::int as scheduled`);
+  return row?.claimed ? outcome : 'SKIPPED';
 }
 
 /**

@@ -102,7 +102,7 @@ it(`delivers ${N} callbacks with two runners: each exactly once, one attempt eac
   expect(sentBy.b).toBeGreaterThan(0);
 });
 
-it('one attempt raced by two runs in the same turn (read in one statement, written in one): one claims it, the other is SKIPPED', async () => {
+it('one attempt raced by two runs at once: the compare-and-set lets one claim it, the other is SKIPPED', async () => {
   const hitsBefore = rx.hitsFor('/many').length;
   // Its job an hour away, so that only the two runs below attempt it.
   const id = await t.db.db.transaction((tx) =>
