@@ -118,13 +118,13 @@ const compareKeys = (a: PaymentInsert, b: PaymentInsert) =>
 /** The ids of the rows written (a replayed clientPaymentId or a stale proof writes nothing). */
 async function insertRows(client: Sql, rows: readonly PendingInsert[]): Promise<Set<string>> {
   const params: unknown[][] = [...ALL_COLUMNS, ...PROOF_COLUMNS].map(() => []);
-  // In the unique index's order, so two batches holding the same two clientPaymentIds take their
+  // In the unique index's order, so two batches holding the same clientPaymentIds take their
   // locks in the same order and one waits for the other instead of deadlocking.
   const ordered = [...rows].sort((a, b) => compareKeys(a.values, b.values));
+  const n = ALL_COLUMNS.length;
   for (const { id, values, proof } of ordered) {
     params[0]!.push(id);
     INSERT_COLUMNS.forEach(([name, column], i) => params[i + 1]!.push(driverValue(column, values[name])));
-    const n = ALL_COLUMNS.length;
     params[n]!.push(proof?.apiKeyId ?? null);
     params[n + 1]!.push(proof?.keyVersion ?? null);
     params[n + 2]!.push(proof?.businessVersion ?? null);
