@@ -6,7 +6,7 @@
  * sends the customer back to the shop. What to show is decided by the pure
  * functions of checkout-state.ts; this class wires them to the DOM.
  */
-import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { LitElement, html, isServer, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { property, state } from 'lit/decorators.js';
 import { createCheckoutClient, isNotFound, parsePaymentUrl, type CheckoutClient } from './api.js';
 import {
@@ -107,81 +107,110 @@ export class CryptoCheckout extends LitElement {
   @state() private copied: Copyable | null = null;
   @state() private redirectAt: number | null = null;
 
-  private client: CheckoutClient | null = null;
-  private token = '';
-  private subscription: { unsubscribe(): void } | null = null;
-  private generation = 0;
-  private lastStatus: string | null = null;
-  private completed = false;
-  private redirected = false;
-  private wantedLanguage: Language | null = null;
-  private timers: Partial<Record<'tick' | 'copy' | 'retry', ReturnType<typeof setTimeout>>> = {};
-  private qr: { uri: string; path: QrPath } | null = null;
-  private focusBefore: Element | null = null;
+  #client: CheckoutClient | null = null;
+  #token = '';
+  #subscription: { unsubscribe(): void } | null = null;
+  #generation = 0;
+  #lastStatus: string | null = null;
+  #completed = false;
+  #redirected = false;
+  #wantedLanguage: Language | null = null;
+  #timers: Partial<Record<'tick' | 'copy' | 'retry', ReturnType<typeof setTimeout>>> = {};
+  #qr: { uri: string; path: QrPath } | null = null;
+  #focusBefore: Element | null = null;
+  #prerendered = false;
 
   override connectedCallback(): void {
     super.connectedCallback();
-    if (this.hasUpdated) this.connect();
-    this.timers.tick = setInterval(() => this.tick(), 1000);
+    if (this.hasUpdated) this.#connect();
+    this.#timers.tick = setInterval(() => this.#tick(), 1000);
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    this.disconnect();
-    for (const timer of Object.values(this.timers)) clearTimeout(timer);
-    this.timers = {};
+    this.#disconnect();
+    for (const timer of Object.values(this.#timers)) clearTimeout(timer);
+    this.#timers = {};
+  }
+
+  /**
+   * The hosted page renders the first view on the server, into a declarative shadow root, so the
+   * address shows before this module runs (bench scenario 4). That view stays until a render with the
+   * strings replaces it (a language chunk still loading would otherwise blank it to the skeleton).
+   */
+  protected override createRenderRoot(): HTMLElement | DocumentFragment {
+    this.#prerendered = !!this.shadowRoot;
+    return super.createRenderRoot();
+  }
+
+  protected override shouldUpdate(changed: PropertyValues<this>): boolean {
+    if (this.#prerendered) {
+      if (!this.messages) {
+        // No render yet, but what an update starts must start: the connection and the strings.
+        this.willUpdate(changed);
+        return false;
+      }
+      this.#prerendered = false;
+      this.renderRoot.replaceChildren();
+      this.renderOptions.renderBefore = null;
+    }
+    return true;
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('paymentUrl')) this.connect();
+    // Rendered on the server (the hosted page's first view), the element only renders what it was given.
+    if (isServer) return;
+    if (changed.has('paymentUrl')) this.#connect();
     const { language } = resolveLocale(this.locale, this.view?.language);
-    if (language !== this.wantedLanguage) {
-      this.wantedLanguage = language;
+    if (language !== this.#wantedLanguage) {
+      this.#wantedLanguage = language;
       void loadMessages(language).then((strings) => {
-        if (this.wantedLanguage === language) this.messages = { language, strings };
+        if (this.#wantedLanguage === language) this.messages = { language, strings };
       });
     }
-    this.focusBefore = this.shadowRoot?.activeElement ?? null;
+    this.#focusBefore = this.shadowRoot?.activeElement ?? null;
   }
 
   protected override updated(): void {
     // The focused control went away with the phase (the picker after choosing, say): focus the new
     // heading — the outcome's when there is one, else the card's title.
-    if (this.focusBefore && !this.focusBefore.isConnected) [...this.renderRoot.querySelectorAll<HTMLElement>('[data-focus]')].pop()?.focus();
-    this.focusBefore = null;
+    if (this.#focusBefore && !this.#focusBefore.isConnected) [...this.renderRoot.querySelectorAll<HTMLElement>('[data-focus]')].pop()?.focus();
+    this.#focusBefore = null;
   }
 
   /** (Re)start loading and following the payment named by `paymentUrl`. */
-  private connect(): void {
-    this.disconnect();
-    const generation = ++this.generation;
-    Object.assign(this, { view: null, problem: null, offline: false, lastStatus: null, completed: false, redirected: false, redirectAt: null, pick: {} });
+  #connect(): void {
+    this.#disconnect();
+    const generation = ++this.#generation;
+    Object.assign(this, { view: null, problem: null, offline: false, redirectAt: null, pick: {} });
+    this.#lastStatus = null;
+    this.#completed = this.#redirected = false;
     const target = parsePaymentUrl(this.paymentUrl, document.baseURI);
     if (!target) {
       this.problem = 'invalid';
       return;
     }
-    this.client = createCheckoutClient(target.apiUrl);
-    this.token = target.token;
-    const inlined = this.takeInlinedView();
+    this.#client = createCheckoutClient(target.apiUrl);
+    this.#token = target.token;
+    const inlined = this.#takeInlinedView();
     if (inlined) {
-      this.apply(inlined);
+      this.#apply(inlined);
       // Paint the inlined view first, then open the live connection (its first message is the current
       // view again, so nothing between the page and the subscription is missed): opening it before the
       // first render delayed the address by the subscription's set-up (bench scenario 4).
-      void this.updateComplete.then(() => requestAnimationFrame(() => generation === this.generation && this.follow()));
+      void this.updateComplete.then(() => requestAnimationFrame(() => generation === this.#generation && this.#follow()));
       return;
     }
     // Else the first view by query (quick, and a clear error for a bad token); then every change by subscription.
-    this.client.get.query({ token: this.token }).then(
-      (view) => generation === this.generation && !this.lastStatus && this.apply(view),
-      (error: unknown) => generation === this.generation && this.fail(error),
+    this.#client.get.query({ token: this.#token }).then(
+      (view) => generation === this.#generation && !this.#lastStatus && this.#apply(view),
+      (error: unknown) => generation === this.#generation && this.#fail(error),
     );
-    this.follow();
+    this.#follow();
   }
 
   /** The view inlined as a JSON child by the hosted page, read once (a later connect asks the server). */
-  private takeInlinedView(): CheckoutView | null {
+  #takeInlinedView(): CheckoutView | null {
     const data = this.querySelector(':scope > script[type="application/json"]');
     if (!data) return null;
     data.remove();
@@ -192,76 +221,76 @@ export class CryptoCheckout extends LitElement {
     }
   }
 
-  private follow(): void {
-    const generation = this.generation;
-    this.subscription?.unsubscribe();
-    this.subscription = this.client!.updates.subscribe(
-      { token: this.token },
+  #follow(): void {
+    const generation = this.#generation;
+    this.#subscription?.unsubscribe();
+    this.#subscription = this.#client!.updates.subscribe(
+      { token: this.#token },
       {
         onData: ({ data }) => {
-          if (generation !== this.generation) return;
+          if (generation !== this.#generation) return;
           this.offline = false;
-          this.apply(data);
+          this.#apply(data);
         },
-        onError: (error) => generation === this.generation && this.fail(error),
+        onError: (error) => generation === this.#generation && this.#fail(error),
         onConnectionStateChange: (s) => (this.offline = s.state === 'connecting' && !!s.error),
       },
     );
   }
 
-  private disconnect(): void {
-    this.subscription?.unsubscribe();
-    this.subscription = null;
-    clearTimeout(this.timers.retry);
+  #disconnect(): void {
+    this.#subscription?.unsubscribe();
+    this.#subscription = null;
+    clearTimeout(this.#timers.retry);
   }
 
-  private fail(error: unknown): void {
+  #fail(error: unknown): void {
     if (isNotFound(error)) {
-      this.disconnect();
+      this.#disconnect();
       this.problem = 'invalid';
     } else if (!this.view) {
       this.problem = 'unavailable';
     } else {
       // The stream ended with an error (rate limit, server restart): keep the view, follow again shortly.
       this.offline = true;
-      clearTimeout(this.timers.retry);
-      this.timers.retry = setTimeout(() => this.follow(), 5000);
+      clearTimeout(this.#timers.retry);
+      this.#timers.retry = setTimeout(() => this.#follow(), 5000);
     }
   }
 
   /** Take a new view: fire the events it implies and start the redirect countdown when it completes the payment. */
-  private apply(view: CheckoutView): void {
+  #apply(view: CheckoutView): void {
     this.view = view;
     this.problem = null;
     this.now = Date.now();
-    if (view.status !== this.lastStatus) {
-      const previous = this.lastStatus;
-      this.lastStatus = view.status;
+    if (view.status !== this.#lastStatus) {
+      const previous = this.#lastStatus;
+      this.#lastStatus = view.status;
       emit(this, 'checkout-status', statusDetail(view, previous));
     }
-    if (isComplete(view) && !this.completed) {
-      this.completed = true;
+    if (isComplete(view) && !this.#completed) {
+      this.#completed = true;
       const plan = redirectPlan(view);
       const proceed = emit(this, 'checkout-complete', completeDetail(view, plan?.url ?? null));
       if (plan && proceed) this.redirectAt = this.now + Math.max(0, this.redirectDelay) * 1000;
     }
   }
 
-  private tick(): void {
+  #tick(): void {
     const view = this.view;
     if (!view || this.problem) return;
-    if (this.redirectAt !== null && !this.redirected) {
+    if (this.redirectAt !== null && !this.#redirected) {
       this.now = Date.now();
-      if (this.now >= this.redirectAt) this.redirect();
+      if (this.now >= this.redirectAt) this.#redirect();
     } else if (showsCountdown(view, phaseOf(view))) {
       this.now = Date.now();
     }
   }
 
   /** Navigate to the shop in the browsing context the payment asks for (PARENT: `_top`, SELF: `_self`). */
-  private redirect(): void {
+  #redirect(): void {
     const plan = this.view && redirectPlan(this.view);
-    this.redirected = true;
+    this.#redirected = true;
     this.requestUpdate();
     if (!plan) return;
     try {
@@ -271,21 +300,21 @@ export class CryptoCheckout extends LitElement {
     }
   }
 
-  private async choose(option: CheckoutOption): Promise<void> {
+  async #choose(option: CheckoutOption): Promise<void> {
     if (this.busy) return;
     this.busy = true;
     this.chooseFailed = false;
     try {
-      this.apply(await this.client!.choose.mutate({ token: this.token, depositCurrency: option.currency, network: option.network }));
+      this.#apply(await this.#client!.choose.mutate({ token: this.#token, depositCurrency: option.currency, network: option.network }));
     } catch {
       this.chooseFailed = true;
-      this.client!.get.query({ token: this.token }).then((view) => this.apply(view), () => {});
+      this.#client!.get.query({ token: this.#token }).then((view) => this.#apply(view), () => {});
     } finally {
       this.busy = false;
     }
   }
 
-  private async copy(what: Copyable, text: string): Promise<void> {
+  async #copy(what: Copyable, text: string): Promise<void> {
     try {
       await navigator.clipboard.writeText(text);
     } catch {
@@ -297,8 +326,8 @@ export class CryptoCheckout extends LitElement {
       area.remove();
     }
     this.copied = what;
-    clearTimeout(this.timers.copy);
-    this.timers.copy = setTimeout(() => (this.copied = null), 2000);
+    clearTimeout(this.#timers.copy);
+    this.#timers.copy = setTimeout(() => (this.copied = null), 2000);
   }
 
   protected override render(): TemplateResult {
@@ -311,8 +340,8 @@ export class CryptoCheckout extends LitElement {
     let live = '';
     let busy = false;
     if (this.problem) {
-      body = this.result('danger', ALERT, translate(m, this.problem === 'invalid' ? 'invalid' : 'loadError'), [], this.problem === 'unavailable'
-        ? html`<button type="button" class="btn" @click=${() => this.connect()}>${translate(m, 'retry')}</button>`
+      body = this.#result('danger', ALERT, translate(m, this.problem === 'invalid' ? 'invalid' : 'loadError'), [], this.problem === 'unavailable'
+        ? html`<button type="button" class="btn" @click=${() => this.#connect()}>${translate(m, 'retry')}</button>`
         : nothing);
       live = translate(m, this.problem === 'invalid' ? 'invalid' : 'loadError');
     } else if (!view || !phase || !strings) {
@@ -320,8 +349,8 @@ export class CryptoCheckout extends LitElement {
       live = translate(m, 'loading');
       busy = true;
     } else {
-      body = this.renderView(view, phase, strings, locale);
-      live = this.headline(view, phase, strings, locale);
+      body = this.#renderView(view, phase, strings, locale);
+      live = this.#headline(view, phase, strings, locale);
     }
     return html`<div part="base" class="card" lang=${language} dir=${direction(language)} aria-busy=${busy}>
       ${body}
@@ -330,7 +359,7 @@ export class CryptoCheckout extends LitElement {
     </div>`;
   }
 
-  private headline(view: CheckoutView, phase: Phase, m: Messages, locale: string): string {
+  #headline(view: CheckoutView, phase: Phase, m: Messages, locale: string): string {
     const cur = view.depositCurrency ?? '';
     return translate(m, headlineKey(view, phase), {
       paid: formatCrypto(locale, view.paid, cur),
@@ -338,7 +367,7 @@ export class CryptoCheckout extends LitElement {
     });
   }
 
-  private renderView(view: CheckoutView, phase: Phase, m: Messages, locale: string): TemplateResult {
+  #renderView(view: CheckoutView, phase: Phase, m: Messages, locale: string): TemplateResult {
     const t = (key: MessageKey, params?: Record<string, string>) => translate(m, key, params);
     const cur = view.depositCurrency;
     const crypto = (amount: string) => formatCrypto(locale, amount, cur ?? '');
@@ -371,7 +400,7 @@ export class CryptoCheckout extends LitElement {
               <div class="amount">
                 <bdi class="big">${crypto(due)}</bdi>
                 ${pay
-                  ? html`<button type="button" class="icon-btn ${this.copied === 'amount' ? 'copied' : ''}" part="copy-button" aria-label=${t('copyAmount')} title=${t('copyAmount')} @click=${() => this.copy('amount', due)}>${icon(this.copied === 'amount' ? CHECK : COPY)}</button>`
+                  ? html`<button type="button" class="icon-btn ${this.copied === 'amount' ? 'copied' : ''}" part="copy-button" aria-label=${t('copyAmount')} title=${t('copyAmount')} @click=${() => this.#copy('amount', due)}>${icon(this.copied === 'amount' ? CHECK : COPY)}</button>`
                   : nothing}
               </div>
               <p class="muted">${[fiat && due === view.depositAmount ? `≈ ${fiat}` : '', view.network ? networkLabel(view.network, cur) : ''].filter(Boolean).join(' · ')}</p>
@@ -386,24 +415,24 @@ export class CryptoCheckout extends LitElement {
     const offline = this.offline ? html`<p class="note warning">${icon(ALERT)}<span>${t('reconnecting')}</span></p>` : nothing;
     const backLink = (primary: boolean) =>
       back
-        ? html`<a class="btn ${primary ? 'primary' : ''}" part="back-button" href=${back} target=${targetOf(view)} @click=${() => (this.redirected = true)}>${t('back')}</a>`
+        ? html`<a class="btn ${primary ? 'primary' : ''}" part="back-button" href=${back} target=${targetOf(view)} @click=${() => (this.#redirected = true)}>${t('back')}</a>`
         : nothing;
 
     let main: unknown;
     switch (phase) {
       case 'choose':
-        main = [amount, this.renderPicker(view, m, locale), backLink(false)];
+        main = [amount, this.#renderPicker(view, m, locale), backLink(false)];
         break;
       case 'received': {
-        const steps = this.renderSteps(phase, m);
-        const seconds = this.redirectAt !== null && !this.redirected ? Math.max(0, Math.ceil((this.redirectAt - this.now) / 1000)) : null;
+        const steps = this.#renderSteps(phase, m);
+        const seconds = this.redirectAt !== null && !this.#redirected ? Math.max(0, Math.ceil((this.redirectAt - this.now) / 1000)) : null;
         main = [
-          this.result('success', CHECK, t('received'), [
+          this.#result('success', CHECK, t('received'), [
             rich(m, 'receivedText', { amount: crypto(view.paid) }),
             view.status === 'OVERPAID' ? t('overpaid') : '',
           ]),
           steps,
-          this.renderDeposits(view, m, locale),
+          this.#renderDeposits(view, m, locale),
           seconds === null ? nothing : html`<p class="muted small center" part="redirect">${t('redirect', { s: String(seconds) })}</p>`,
           backLink(true),
         ];
@@ -412,40 +441,40 @@ export class CryptoCheckout extends LitElement {
       case 'expired':
       case 'blocked':
         main = [
-          this.result(tone, phase === 'expired' ? CLOCK : CROSS, t(phase), [
+          this.#result(tone, phase === 'expired' ? CLOCK : CROSS, t(phase), [
             t(phase === 'expired' ? 'expiredText' : 'blockedText'),
             phase === 'expired' && Number(view.paid) > 0 ? rich(m, 'expiredPaid', { paid: crypto(view.paid) }) : '',
             // What to do next: a transfer sent anyway is handled by the shop, which needs its transaction id.
             phase === 'expired' ? rich(m, 'expiredNext', { merchant: view.merchantName }) : '',
           ]),
-          this.renderDeposits(view, m, locale),
+          this.#renderDeposits(view, m, locale),
           backLink(true),
         ];
         break;
       case 'confirming':
         // A transfer on its way that falls short: the rest is due now, to the same address.
-        main = [amount, status, this.renderSteps(phase, m), more ? this.renderPay(view, phase, m, crypto(due ?? '0')) : nothing, this.renderDeposits(view, m, locale), backLink(false)];
+        main = [amount, status, this.#renderSteps(phase, m), more ? this.#renderPay(view, phase, m, crypto(due ?? '0')) : nothing, this.#renderDeposits(view, m, locale), backLink(false)];
         break;
       default: {
         // pay, underpaid, unprocessable, failed: the customer can (still) pay.
         const explain = phase === 'unprocessable' || phase === 'failed'
           ? html`<p class="note">${icon(INFO)}<span>${rich(m, phase === 'failed' ? 'failedText' : 'unprocessableText', { amount: crypto(due ?? '0') })}</span></p>`
           : nothing;
-        main = [amount, status, explain, this.renderPay(view, phase, m, crypto(due ?? '0')), this.renderDeposits(view, m, locale), backLink(false)];
+        main = [amount, status, explain, this.#renderPay(view, phase, m, crypto(due ?? '0')), this.#renderDeposits(view, m, locale), backLink(false)];
       }
     }
     const test = view.testMode ? html`<p class="tag warning test" part="test-mode">${t('testMode')}</p>` : nothing;
     return html`<div class="stack">${test}${header}${offline}${main}</div>`;
   }
 
-  private renderPicker(view: CheckoutView, m: Messages, locale: string): TemplateResult {
+  #renderPicker(view: CheckoutView, m: Messages, locale: string): TemplateResult {
     const groups = groupOptions(view.options);
     const group = groups.find((g) => g.currency === this.pick.currency);
     const option = group && (group.options.length === 1 ? group.options[0] : group.options.find((o) => o.network === this.pick.network));
     const amountOf = (o: CheckoutOption) => html`<span class="amt"><bdi>${formatCrypto(locale, o.amount, o.currency)}</bdi></span>`;
     const radio = (name: string, checked: boolean, content: unknown, onChange: () => void) =>
       html`<label class="opt"><input type="radio" name=${name} .checked=${checked} @change=${onChange} /><span class="c">${content}</span></label>`;
-    return html`<form class="stack" part="picker" @submit=${(e: Event) => (e.preventDefault(), option && this.choose(option))}>
+    return html`<form class="stack" part="picker" @submit=${(e: Event) => (e.preventDefault(), option && this.#choose(option))}>
       <fieldset>
         <legend>${translate(m, 'choose')}</legend>
         <div class="opts cols">
@@ -472,20 +501,20 @@ export class CryptoCheckout extends LitElement {
     </form>`;
   }
 
-  private renderPay(view: CheckoutView, phase: Phase, m: Messages, dueText: string): TemplateResult {
+  #renderPay(view: CheckoutView, phase: Phase, m: Messages, dueText: string): TemplateResult {
     const address = view.walletAddress;
     if (!address) return html``;
     // The payment URI carries the full amount: after a partial payment, scanning it would ask for too much.
     const uri = phase === 'underpaid' || owesMore(view, phase) ? null : view.paymentUri;
-    if (uri && this.qr?.uri !== uri) this.qr = { uri, path: qrPath(uri) };
-    const qr = uri && this.qr ? this.qr.path : null;
+    if (uri && this.#qr?.uri !== uri) this.#qr = { uri, path: qrPath(uri) };
+    const qr = uri && this.#qr ? this.#qr.path : null;
     const field = (what: Copyable, label: MessageKey, copyLabel: MessageKey, value: string) => {
       const done = this.copied === what;
       return html`<div>
         <p class="label">${translate(m, label)}</p>
         <div class="field" part="address">
           <span class="value mono" dir="ltr">${value}</span>
-          <button type="button" class="copy ${done ? 'copied' : ''}" part="copy-button" aria-label=${translate(m, done ? 'copied' : copyLabel)} @click=${() => this.copy(what, value)}>
+          <button type="button" class="copy ${done ? 'copied' : ''}" part="copy-button" aria-label=${translate(m, done ? 'copied' : copyLabel)} @click=${() => this.#copy(what, value)}>
             ${icon(done ? CHECK : COPY)}<span aria-hidden="true">${translate(m, done ? 'copied' : 'copy')}</span>
           </button>
         </div>
@@ -512,7 +541,7 @@ export class CryptoCheckout extends LitElement {
     </div>`;
   }
 
-  private renderSteps(phase: Phase, m: Messages): TemplateResult | typeof nothing {
+  #renderSteps(phase: Phase, m: Messages): TemplateResult | typeof nothing {
     const steps = stepsOf(phase);
     if (!steps) return nothing;
     const keys: MessageKey[] = ['stepSeen', 'stepConfirming', 'stepReceived'];
@@ -521,7 +550,7 @@ export class CryptoCheckout extends LitElement {
     </ol>`;
   }
 
-  private renderDeposits(view: CheckoutView, m: Messages, locale: string): TemplateResult | typeof nothing {
+  #renderDeposits(view: CheckoutView, m: Messages, locale: string): TemplateResult | typeof nothing {
     if (!view.deposits.length) return nothing;
     return html`<section class="deposits" part="deposits">
       <h3>${translate(m, 'transfers')}</h3>
@@ -538,7 +567,7 @@ export class CryptoCheckout extends LitElement {
     </section>`;
   }
 
-  private result(tone: string, path: string, title: string, texts: unknown[], action: unknown = nothing): TemplateResult {
+  #result(tone: string, path: string, title: string, texts: unknown[], action: unknown = nothing): TemplateResult {
     return html`<div class="result" part="result">
       <span class="badge ${tone}">${icon(path)}</span>
       <h3 tabindex="-1" data-focus>${title}</h3>

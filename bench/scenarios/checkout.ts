@@ -161,7 +161,7 @@ export async function checkoutScenario(ctx: BenchContext): Promise<Row[]> {
   };
   const loadNote = t
     ? `medians from navigation start: document received ${med(t.loads.map((l) => l.document))} ms, widget module received ${med(t.loads.map((l) => l.widget))} ms, ` +
-      (t.loads.some((l) => l.get !== null) ? `checkout get answered ${med(t.loads.map((l) => l.get))} ms, ` : 'no checkout get (the page inlines the first view), ') +
+      (t.loads.some((l) => l.get !== null) ? `checkout get answered ${med(t.loads.map((l) => l.get))} ms, ` : 'no checkout get (the page inlines the first view, rendered on the server), ') +
       `live-updates EventSource opened ${med(t.loads.map((l) => l.sseOpened))} ms, its first view received ${med(t.loads.map((l) => l.firstMessage))} ms, address painted ${med(t.loads.map((l) => l.address))} ms ` +
       '(a fresh browser context per load: nothing cached)'
     : note;

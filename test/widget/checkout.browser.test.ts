@@ -525,6 +525,53 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
     await context.close();
   });
 
+  it('hosted page with JavaScript off: the server-rendered first view still shows the amount, the address and the QR code', async () => {
+    const p = await btcPayment();
+    const context = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(p.paymentUrl);
+    const address = (await t.signed('GET', `/v1/payments/${p.paymentId}`)).json().walletAddress as string;
+    expect(address).toMatch(/^(bc1|tb1|[13mn2])/);
+    await expect(page.locator('[part=address] .value').textContent()).resolves.toBe(address);
+    await expect(page.locator('[part=amount] .big').textContent()).resolves.toBe('0.01\u00a0BTC');
+    await expect(page.locator('[part=qr] svg path').isVisible()).resolves.toBe(true);
+    await expectOnFirstScreen(page.locator('[part=address]'), PHONE);
+    await context.close();
+  });
+
+  it('once the module runs, it renders over the server-rendered view: one card, and never the skeleton while the language loads', async () => {
+    const p = await createPayment({ depositCurrency: 'BTC', depositAmount: '0.01', network: 'BTC', locale: 'de-DE' });
+    const context = await browser.newContext({ viewport: DESKTOP });
+    // Every frame, before it is painted: did the card ever show the loading skeleton?
+    await context.addInitScript(`(() => {
+      window.__skeleton = false;
+      const tick = () => {
+        if (document.querySelector('crypto-checkout')?.shadowRoot?.querySelector('.skeleton')) window.__skeleton = true;
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    })()`);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    // The German strings arrive late, as on a slow network: the server's view must stay on screen meanwhile.
+    await page.route(/\/widget\/locale-de-/, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await route.continue();
+    });
+    await page.goto(p.paymentUrl);
+    await expect(page.locator('[part=address] .value').isVisible()).resolves.toBe(true);
+    await deposit(p.paymentId, '0.004');
+    // Live again: the module's own render, following the payment.
+    await expect.poll(() => page.locator('[part=deposits] li').count(), { timeout: 10_000 }).toBe(1);
+    await expect(page.locator('[part=status]').textContent()).resolves.toMatch(/0,006\u00a0BTC/);
+    const cards = await page.evaluate(() => document.querySelector('crypto-checkout')!.shadowRoot!.querySelectorAll('[part=base]').length);
+    expect(cards).toBe(1);
+    await expect(page.evaluate(() => (window as unknown as { __skeleton: boolean }).__skeleton)).resolves.toBe(false);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it.runIf(SHOTS)('screenshots: received and NEW in Arabic, and at 320 px', async () => {
     const p = await createPayment({ displayCurrency: 'EUR', displayAmount: '600.00', locale: 'ar', redirectUrl: `${shopBase}/thanks` });
     const ar = await open(p.paymentUrl, NARROW);

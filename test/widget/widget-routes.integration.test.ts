@@ -22,6 +22,9 @@ afterAll(async () => {
 const entry = readFileSync(`${WIDGET_DIR}crypto-checkout.js`);
 const arChunk = readdirSync(WIDGET_DIR).find((n) => n.startsWith('locale-ar-'))!;
 
+/** The attributes of the page's `<crypto-checkout>` tag, sorted. */
+const openTag = (html: string) => /<crypto-checkout ([^>]*)>/.exec(html)?.[1]!.split(' ').sort();
+
 async function checkoutToken(locale: string) {
   const res = await t.signed('POST', '/v1/payments', {
     clientPaymentId: `route-${Math.random()}`, businessId: t.business.businessId, locale, depositCurrency: 'BTC', depositAmount: '0.01', network: 'BTC',
@@ -47,7 +50,7 @@ describe('hosted checkout page', () => {
     expect(html).toContain('<html lang="ar" dir="rtl">');
     expect(html).toMatch(/<script type="module" src="\/widget\/crypto-checkout\.js\?v=[\w-]{16}"><\/script>/);
     expect(html).toContain(`<link rel="modulepreload" href="/widget/${arChunk}">`);
-    expect(html).toContain(`<crypto-checkout payment-url="./${token}" full-page>`);
+    expect(openTag(html)).toEqual(['full-page', `payment-url="./${token}"`]);
   });
 
   it('names no origin: reached under a second host name, the widget calls the API of that host (CSP connect-src self)', async () => {
@@ -57,20 +60,42 @@ describe('hosted checkout page', () => {
     expect(res.body).not.toContain('kassa.test');
     expect(res.body).not.toMatch(/(src|href|payment-url)="https?:/);
     const slash = await t.app.inject({ url: `/checkout/${token}/`, headers: { accept: 'text/html' } });
-    if (slash.statusCode === 200) expect(slash.body).toContain('<crypto-checkout payment-url="./" full-page>');
+    if (slash.statusCode === 200) expect(openTag(slash.body)).toEqual(['full-page', 'payment-url="./"']);
     else expect(slash.statusCode).toBe(404);
   });
 
   it('inlines the view the checkout API answers, so the widget shows it before any request', async () => {
     const token = await checkoutToken('en-US');
     const page = await t.app.inject({ url: `/checkout/${token}`, headers: { accept: 'text/html' } });
-    const data = /<crypto-checkout [^>]*><script type="application\/json">(.*?)<\/script><\/crypto-checkout>/.exec(page.body);
+    const data = /<\/template><script type="application\/json">(.*?)<\/script><\/crypto-checkout>/.exec(page.body);
     expect(data).not.toBeNull();
     const api = await t.app.inject({ url: `/checkout/api/get?input=${encodeURIComponent(JSON.stringify({ token }))}` });
     expect(api.statusCode).toBe(200);
     const view = api.json().result.data;
     expect(JSON.parse(data![1]!)).toEqual(view);
     expect(view).toMatchObject({ status: 'PENDING', depositCurrency: 'BTC' });
+  });
+
+  it('renders the first view on the server (declarative shadow DOM): amount, address and QR in the payment language, before any script', async () => {
+    const token = await checkoutToken('de-DE');
+    const page = await t.app.inject({ url: `/checkout/${token}`, headers: { accept: 'text/html' } });
+    const api = await t.app.inject({ url: `/checkout/api/get?input=${encodeURIComponent(JSON.stringify({ token }))}` });
+    const view = api.json().result.data as CheckoutView;
+    const shadow = /<crypto-checkout [^>]*><template shadowrootmode="open">(.*?)<\/template><script type="application\/json">/s.exec(
+      page.body.replace(' shadowroot="open"', ''),
+    )?.[1];
+    expect(shadow).toBeDefined();
+    // The widget's own styles and card, in German (the payment's language), with what the customer needs to pay.
+    expect(shadow).toMatch(/^<style>[^<]*:host\b/);
+    expect(shadow).toContain('<div part="base" class="card" lang="de" dir="ltr" aria-busy="false">');
+    expect(shadow).toContain('<p class="label">Einzahlungsadresse</p>');
+    expect(shadow).toContain(`<span class="value mono" dir="ltr">${view.walletAddress}</span>`);
+    expect(shadow).toContain('<bdi class="big">0,01\u00a0BTC</bdi>');
+    expect(shadow).toContain(`<a href="${view.paymentUri}">In Wallet öffnen</a>`);
+    expect(shadow).toContain('<figure class="qr" part="qr">');
+    // No hydration markers: the widget renders over this view, it does not adopt it.
+    expect(page.body).not.toContain('<!--');
+    expect(shadow).not.toContain('class="skeleton"');
   });
 
   it('still serves the page, without the inlined view, when the view cannot be built (rates down for a NEW payment)', async () => {

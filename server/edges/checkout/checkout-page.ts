@@ -24,6 +24,7 @@ import { checkoutView, findPaymentByToken, TOKEN_RE } from '../../modules/paymen
 import type { CheckoutView } from '../../modules/payments/index.js';
 import { RateLimitedError } from '../../platform/rate-limit.js';
 import { localeLanguage } from '../../modules/payments/index.js';
+import { renderCheckoutElement } from './first-view.js';
 
 export const WIDGET_DIR = projectPath('dist/widget') + '/';
 export const WIDGET_FILE = join(WIDGET_DIR, 'crypto-checkout.js');
@@ -75,13 +76,21 @@ export function loadWidgetAssets(dir = WIDGET_DIR): Map<string, Asset> | null {
 }
 
 /**
+ * The checkout view as a JSON data block, the element's child: the widget
+ * shows it at once instead of asking for it first (the live updates then
+ * carry every change). `<` is escaped so no text in it can close the script
+ * element.
+ */
+export const inlinedView = (view: CheckoutView): string =>
+  `<script type="application/json">${JSON.stringify(view).replace(/</g, '\\u003c')}</script>`;
+
+/**
  * The hosted page: the widget full-screen. `paymentUrl` may be relative to
  * the page (the hosted page gives its own). `widgetSrc` is the versioned
  * module URL; `preload` the language chunk the payment will need; `view`
- * the checkout view as of this request, inlined as a JSON data block the
- * widget shows at once instead of asking for it first (the live updates
- * then carry every change). `<` is escaped so no text in it can close the
- * script element.
+ * the checkout view as of this request, inlined; `element` the same
+ * `<crypto-checkout>` with that view already rendered (first-view.ts), used
+ * instead of the empty element when the server could render it.
  */
 export function checkoutPage(
   paymentUrl: string,
@@ -89,14 +98,15 @@ export function checkoutPage(
   widgetSrc = `/widget/${ENTRY}`,
   preload: string | null = null,
   view: CheckoutView | null = null,
+  element: string | null = null,
 ): string {
-  const data = view ? `<script type="application/json">${JSON.stringify(view).replace(/</g, '\\u003c')}</script>` : '';
+  const body = element ?? `<crypto-checkout payment-url="${escapeAttr(paymentUrl)}" full-page>${view ? inlinedView(view) : ''}</crypto-checkout>`;
   return `<!doctype html>
 <html lang="${escapeAttr(lang)}"${lang === 'ar' ? ' dir="rtl"' : ''}><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><meta name="robots" content="noindex"><title>Checkout</title>
 <style>html,body{margin:0;min-height:100%;background:#f2f4f7}crypto-checkout{display:block;min-height:100vh}</style>
 <link rel="modulepreload" href="${escapeAttr(widgetSrc)}"><script type="module" src="${escapeAttr(widgetSrc)}"></script>${preload ? `\n<link rel="modulepreload" href="${escapeAttr(preload)}">` : ''}</head>
-<body><crypto-checkout payment-url="${escapeAttr(paymentUrl)}" full-page>${data}</crypto-checkout></body></html>`;
+<body>${body}</body></html>`;
 }
 
 const htmlPage = (title: string, text: string) =>
@@ -160,7 +170,15 @@ export function checkoutRoutes(app: FastifyInstance, deps: Deps): void {
       // customer reached, whatever PUBLIC_URL says — the page's CSP allows only 'self', so a page
       // served under a second host name must not call PUBLIC_URL's. (`./` when the URL ends in a slash.)
       const self = request.url.split('?')[0]!.endsWith('/') ? './' : `./${token}`;
-      return checkoutPage(self, lang, widgetSrc, chunk ? `/widget/${chunk}` : null, view);
+      // The first view rendered here too, so the browser paints it before the module runs; without it
+      // (a rendering error) the page is still whole: the module renders the inlined view itself.
+      const element = view
+        ? await renderCheckoutElement(view, self, inlinedView(view)).catch((error: unknown) => {
+            request.log.warn({ err: error }, 'checkout first view not rendered');
+            return null;
+          })
+        : null;
+      return checkoutPage(self, lang, widgetSrc, chunk ? `/widget/${chunk}` : null, view, element);
     },
   );
 
