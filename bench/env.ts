@@ -221,18 +221,33 @@ export async function startKassa(
 
 const FASTIFY_CONSTANT = `
 import Fastify from 'fastify';
+import postgres from 'postgres';
 const app = Fastify({ logger: false, bodyLimit: 65536 });
 const constant = { ok: true };
 app.post('/v1/payments', async () => constant);
 app.get('/v1/payments/:id', async () => constant);
+// The HTTP floor: the same route doing nothing but the limit's own statement, over the same pool size.
+const sql = postgres(process.env.DATABASE_URL, { max: Number(process.env.POOL_SIZE), onnotice: () => {} });
+app.post('/floor/v1/payments', async (req) => {
+  await sql\`insert into bench_raw_insert (client_id, amount) values (\${req.body.clientPaymentId}, \${req.body.displayAmount})\`;
+  return constant;
+});
+app.get('/floor/v1/payments/:id', async (req) => (await sql\`select * from payments where id = \${req.params.id}\`)[0]);
 await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(JSON.stringify({ port: app.server.address().port }) + '\\n');
-process.on('SIGTERM', () => app.close().then(() => process.exit(0)));
+process.on('SIGTERM', () => app.close().then(() => sql.end({ timeout: 5 })).then(() => process.exit(0)));
 `;
 
-/** A bare Fastify 5 (Kassa's version) answering a constant: the framework's ceiling on this machine. */
-export async function startFastifyConstant(cleanup: Cleanup): Promise<Child & { url: string }> {
-  const child = spawnChild(cleanup, 'bare Fastify', process.execPath, ['--input-type=module', '-e', FASTIFY_CONSTANT], {});
+/**
+ * A bare Fastify 5 (Kassa's version): answering a constant (the framework's ceiling on this machine),
+ * and at /floor/… doing only the raw limit's own INSERT or SELECT through postgres.js (the floor any
+ * HTTP service pays on top of that statement here: a request parsed, a round trip, an answer written).
+ */
+export async function startFastifyConstant(cleanup: Cleanup, databaseUrl: string, poolSize: number): Promise<Child & { url: string }> {
+  const child = spawnChild(cleanup, 'bare Fastify', process.execPath, ['--input-type=module', '-e', FASTIFY_CONSTANT], {
+    DATABASE_URL: databaseUrl,
+    POOL_SIZE: String(poolSize),
+  });
   const { port } = await firstJsonLine<{ port: number }>(child, 30_000);
   return { ...child, url: `http://127.0.0.1:${port}` };
 }

@@ -82,7 +82,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
       business,
       notes,
       kassa,
-      fastify: once(() => startFastifyConstant(cleanup)),
+      fastify: once(() => startFastifyConstant(cleanup, db.url, options.poolSize)),
       receiver: once(() => startReceiver(cleanup)),
     };
 
@@ -92,7 +92,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
     const needsKassa = ['create', 'read', 'checkout'].some(selected);
     await Promise.all([
       needsKassa ? kassa() : null,
-      selected('create') ? ctx.fastify() : null,
+      selected('create') || selected('read') ? ctx.fastify() : null,
       selected('callbacks') ? ctx.receiver() : null,
       selected('checkout') ? loadPlaywright() : null,
     ]);

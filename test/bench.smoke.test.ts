@@ -74,6 +74,14 @@ describe('npm run bench (smoke)', () => {
     expect(value('Kassa server RSS peak during create (child process)')).toEqual(expect.any(Number));
   });
 
+  it('measures the HTTP floor of create and read: a bare route doing only the limit\'s statement, every request answered', () => {
+    for (const name of ['HTTP floor: bare Fastify + the raw INSERT, vs raw INSERT+COMMIT', 'HTTP floor: bare Fastify + the raw SELECT, vs raw PK SELECT']) {
+      const row = report.scenarios.find((r) => r.name === name);
+      expect(row?.kassa, name).toBeGreaterThan(0);
+      expect(row?.note, name).toContain('(0 errors)');
+    }
+  });
+
   it('reports the browser timings when Chromium is there (mandatory with KASSA_REQUIRE_BROWSER=1)', () => {
     const rows = report.scenarios.filter((r) => /^(address visible|deposit push)/.test(r.name));
     expect(rows).toHaveLength(4);

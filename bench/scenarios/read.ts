@@ -1,7 +1,8 @@
 /**
  * Scenario 2. Signed `GET /v1/payments/:id` of a payment with three
  * deposits, against the raw rate of one primary-key SELECT of that payment
- * through postgres.js (same pool size, same concurrency).
+ * through postgres.js (same pool size, same concurrency), and the HTTP
+ * floor: a bare Fastify route doing only that SELECT.
  */
 import postgres from 'postgres';
 import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
@@ -47,7 +48,20 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
     await raw.end({ timeout: 5 });
   }
 
+  options.log(`  read: bare Fastify route doing only the raw SELECT, ${options.durationS} s`);
+  const fastify = await ctx.fastify();
+  const floor = await runAutocannon({
+    url: fastify.url,
+    method: 'GET',
+    path: `/floor${path}`,
+    connections: options.connections,
+    durationS: options.durationS,
+    build: () => ({ headers: { authorization: authorizationHeader(business.apiKey, business.apiSecret, { method: 'GET', path }) } }),
+  });
+
   return [
+    makeRow({ scenario: S, name: 'HTTP floor: bare Fastify + the raw SELECT, vs raw PK SELECT', metric: `requests/s, ${options.connections} connections`, unit: 'req/s', kassa: floor.rps, limit: select.rps, digits: 0,
+      note: `not Kassa: the same signed requests to a bare Fastify route whose only work is the limit's SELECT, answered as JSON (${floor.errors} errors). Its ratio is the most any HTTP service doing that one statement reaches here, against the 0.5 asked of Kassa` }),
     makeRow({ scenario: S, name: 'read payment (3 deposits) vs raw PK SELECT', metric: `requests/s, ${options.connections} connections`, unit: 'req/s', kassa: read.rps, limit: select.rps, digits: 0, target: { of: 'ratio', op: '>=', value: 0.5 },
       note: `${read.errors} errors; limit: one SELECT * FROM payments WHERE id = $1 per operation, pool ${options.poolSize}` }),
     makeRow({ scenario: S, name: 'read CPU per request', metric: 'server process CPU (user+sys) / 2xx', unit: 'ms', kassa: cpuPerRead, digits: 3 }),
