@@ -73,6 +73,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
       options.log(`starting Kassa (node ${KASSA_BUNDLE})`);
       return startKassa(cleanup, db.url, { KASSA_MASTER_KEY: masterKeyHex }, { nodeArgs: options.kassaNodeArgs });
     });
+    const fastify = once(() => startFastifyConstant(cleanup, db.url, options.poolSize));
     const ctx: BenchContext = {
       options,
       cleanup,
@@ -82,7 +83,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
       business,
       notes,
       kassa,
-      fastify: once(() => startFastifyConstant(cleanup, db.url, options.poolSize)),
+      fastify,
       receiver: once(() => startReceiver(cleanup)),
     };
 
@@ -98,11 +99,13 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
     ]);
     const rows: Row[] = [];
     // The Kassa child (server + its worker) serves scenarios 1, 2 and 4; it is stopped before
-    // scenario 3 so that only the measured worker takes the callback jobs.
+    // scenario 3 so that only the measured worker takes the callback jobs (and the bare Fastify of
+    // scenarios 1 and 2 with its connections, so that nothing else holds the database).
     if (selected('create')) rows.push(...(await step(options, 'create', () => createScenario(ctx))));
     if (selected('read')) rows.push(...(await step(options, 'read', () => readScenario(ctx))));
     if (selected('checkout')) rows.push(...(await step(options, 'checkout', () => checkoutScenario(ctx))));
     if (kassa.started()) await (await kassa()).stop();
+    if (fastify.started()) await (await fastify()).stop();
     if (selected('callbacks')) rows.push(...(await step(options, 'callbacks', () => callbacksScenario(ctx))));
     if (selected('scan')) rows.push(...(await step(options, 'scan', () => chainScanScenario(ctx))));
     rows.sort((a, b) => a.scenario.localeCompare(b.scenario));
