@@ -564,7 +564,8 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
     await deposit(p.paymentId, '0.004');
     // Live again: the module's own render, following the payment.
     await expect.poll(() => page.locator('[part=deposits] li').count(), { timeout: 10_000 }).toBe(1);
-    await expect(page.locator('[part=status]').textContent()).resolves.toMatch(/0,006\u00a0BTC/);
+    // Seen first, then confirmed (the worker's job): the rest still due, in German.
+    await expect.poll(() => page.locator('[part=status]').textContent(), { timeout: 10_000 }).toMatch(/0,006\u00a0BTC/);
     const cards = await page.evaluate(() => document.querySelector('crypto-checkout')!.shadowRoot!.querySelectorAll('[part=base]').length);
     expect(cards).toBe(1);
     await expect(page.evaluate(() => (window as unknown as { __skeleton: boolean }).__skeleton)).resolves.toBe(false);
