@@ -19,18 +19,21 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
   const { paymentId } = await createCryptoPayment(kassa.url, business, `bench-read-${Date.now()}`);
   for (const amount of ['0.0003', '0.0004', '0.0005']) await simulateDepositOverHttp(kassa.url, business, paymentId, amount);
   const path = `/v1/payments/${paymentId}`;
+  // The same signed GET of the payment, to Kassa or (under `prefix`) to the bare Fastify floor.
+  const load = (url: string, prefix = '') =>
+    runAutocannon({
+      url,
+      method: 'GET',
+      path: `${prefix}${path}`,
+      connections: options.connections,
+      durationS: options.durationS,
+      build: () => ({ headers: { authorization: authorizationHeader(business.apiKey, business.apiSecret, { method: 'GET', path }) } }),
+    });
 
   options.log(`  read: Kassa GET ${path}, ${options.durationS} s`);
   const cpu0 = cpuMs(kassa.pid);
   const pgReadCpu = postgresCpuMeter(ctx.db.url);
-  const read = await runAutocannon({
-    url: kassa.url,
-    method: 'GET',
-    path,
-    connections: options.connections,
-    durationS: options.durationS,
-    build: () => ({ headers: { authorization: authorizationHeader(business.apiKey, business.apiSecret, { method: 'GET', path }) } }),
-  });
+  const read = await load(kassa.url);
 
   const cpu1 = cpuMs(kassa.pid);
   const pgCpuPerRead = pgReadCpu(read.ok);
@@ -50,14 +53,7 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
 
   options.log(`  read: bare Fastify route doing only the raw SELECT, ${options.durationS} s`);
   const fastify = await ctx.fastify();
-  const floor = await runAutocannon({
-    url: fastify.url,
-    method: 'GET',
-    path: `/floor${path}`,
-    connections: options.connections,
-    durationS: options.durationS,
-    build: () => ({ headers: { authorization: authorizationHeader(business.apiKey, business.apiSecret, { method: 'GET', path }) } }),
-  });
+  const floor = await load(fastify.url, '/floor');
 
   return [
     makeRow({ scenario: S, name: 'HTTP floor: bare Fastify + the raw SELECT, vs raw PK SELECT', metric: `requests/s, ${options.connections} connections`, unit: 'req/s', kassa: floor.rps, limit: select.rps, digits: 0,
