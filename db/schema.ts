@@ -401,8 +401,17 @@ export const callbackDeliveries = pgTable(
     nextAttemptAt: instant('next_attempt_at'),
     deliveredAt: instant('delivered_at'),
     createdAt: createdAt(),
+    /** The order of a subject's callbacks: a payment's go one at a time, in the order of its changes. */
+    seq: bigint('seq', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
+    /** While a dispatcher attempts it: until then no other takes it (a dead one's lease runs out). */
+    lockedUntil: instant('locked_until'),
   },
-  (t) => [index('callback_deliveries_subject').on(t.subjectId), index('callback_deliveries_due').on(t.status, t.nextAttemptAt)],
+  (t) => [
+    index('callback_deliveries_subject').on(t.subjectId),
+    // What the dispatcher claims (the pending, by due time) and what orders a subject's callbacks.
+    index('callback_deliveries_due').on(t.nextAttemptAt).where(sql`${t.status} = 'PENDING'`),
+    index('callback_deliveries_subject_pending').on(t.subjectId, t.seq).where(sql`${t.status} = 'PENDING'`),
+  ],
 );
 
 export const callbackAttempts = pgTable(

@@ -11,7 +11,6 @@ export type TaskPayloads = {
   expire_payment: { paymentId: string };
   broadcast_refund: { refundId: string };
   sandbox_settle_tx: { transactionId: string };
-  deliver_callback: { deliveryId: string };
   broadcast_withdrawal: { withdrawalId: string };
   sweep_deposit: { network: string; txHash: string; outputIndex: number };
 };

@@ -12,9 +12,8 @@ import { sweepExpiriesTask } from './tasks/sweep-expiries.js';
 import { broadcastRefundTask } from './tasks/broadcast-refund.js';
 import { sandboxSettleTxTask } from './tasks/sandbox-settle-tx.js';
 import { broadcastWithdrawalTask } from './tasks/broadcast-withdrawal.js';
-import { deliverCallbackTask } from './tasks/deliver-callback.js';
-import { sweepCallbacksTask } from './tasks/sweep-callbacks.js';
 import { sweepDepositTask } from './tasks/sweep-deposit.js';
+import { startCallbackDispatcher } from '../server/modules/callbacks/index.js';
 
 /** Tasks that move funds: in live mode only a process holding the signer's keys runs them. */
 export const PAYOUT_TASKS = ['broadcast_refund', 'broadcast_withdrawal', 'sweep_deposit'] as const;
@@ -35,22 +34,19 @@ export function taskList(deps: Deps, selection: TaskSelection = 'all'): TaskList
     sandbox_settle_tx: sandboxSettleTxTask(deps),
     broadcast_withdrawal: broadcastWithdrawalTask(deps),
     sweep_deposit: sweepDepositTask(deps),
-    deliver_callback: deliverCallbackTask(deps),
-    sweep_callbacks: sweepCallbacksTask(deps),
   };
   if (selection === 'all') return all;
   const payout = (name: string) => (PAYOUT_TASKS as readonly string[]).includes(name);
   return Object.fromEntries(Object.entries(all).filter(([name]) => payout(name) === (selection === 'payouts')));
 }
 
-export const CRONTAB = ['* * * * * sweep_expiries ?max=1', '* * * * * sweep_callbacks ?max=1'].join('\n');
+export const CRONTAB = '* * * * * sweep_expiries ?max=1';
 
 /**
- * How the runner fetches jobs (bench scenario 3 measures it):
- * - pollInterval: a job added for later (a callback retry, its first attempt at a planned time)
- *   gets no wake-up when it falls due — graphile-worker's NOTIFY fires when the job is added — so
- *   it waits for the next poll. At 1 s, attempts started up to 1 s late plus the queueing after a
- *   poll found a second's worth of due jobs at once; 200 ms keeps that well inside the 2 s target.
+ * How the runner fetches jobs:
+ * - pollInterval: a job added for later (a payment's expiry, a deposit's sweep) gets no wake-up
+ *   when it falls due — graphile-worker's NOTIFY fires when the job is added — so it waits for the
+ *   next poll; 200 ms. (Callbacks are not jobs: the dispatcher sleeps until the next one is due.)
  * - No local queue: graphile-worker's batch-fetching `localQueue` (and batched completion) was
  *   measured this round and left off. A worker killed with a batch in hand leaves every job of the
  *   batch locked for graphile-worker's four hours — a withdrawal's broadcast or a payment's expiry
@@ -62,9 +58,8 @@ export function runnerSettings(concurrency: number, pollInterval = 200) {
 }
 
 /**
- * Jobs run at once. A callback delivery mostly waits (the receiver, its own commit), so 4 left the
- * database and CPU idle: at 12 the drain rose 458 → 1,119/s and the schedule error p99 with 10,000
- * waiting fell 1.2 s → 0.2 s (bench scenario 3), for 8 more connections (the pool is concurrency + 2).
+ * Jobs run at once, and callbacks POSTed at once by the dispatcher. A callback mostly waits (the
+ * receiver, its own commit): with 4, the database and CPU were left idle; 12 (bench scenario 3).
  */
 export const DEFAULT_CONCURRENCY = 12;
 
@@ -91,11 +86,17 @@ export async function startWorker(
     await pool.end();
     throw error;
   });
-  // stop() waits for running jobs, then closes the pool it runs on.
+  // Callbacks go with the tasks of a process without keys (the signer role only signs payouts).
+  const dispatcher = options.tasks === 'payouts' ? null : await startCallbackDispatcher(deps, { concurrency }).catch(async (error: unknown) => {
+    await runner.stop();
+    await pool.end();
+    throw error;
+  });
+  // stop() waits for running jobs and callbacks, then closes the pool it runs on.
   const stopRunner = runner.stop.bind(runner);
   runner.stop = async () => {
     try {
-      await stopRunner();
+      await Promise.all([stopRunner(), dispatcher?.stop()]);
     } finally {
       await pool.end();
     }

@@ -1,15 +1,18 @@
 /**
- * Scenario 3. Callback delivery with the real worker (`startWorker`, Kassa's
- * task list, in this process; the receiver is its own process):
+ * Scenario 3. Callback delivery with the real worker (`startWorker`: Kassa's
+ * tasks and its callback dispatcher, in this process; the receiver is its own
+ * process):
  *  - drain: N withdrawal-style callbacks enqueued with `enqueueCallback`
  *    (batches inside transactions) to a receiver answering 200, then the
  *    worker started and timed until every delivery is DELIVERED; alongside
  *    graphile-worker's own rate for N no-op jobs at the same concurrency;
  *  - failing receiver (50% answer 500, KASSA_CALLBACK_RETRY_INTERVAL_S=1):
- *    first attempts planned at a steady rate (a quarter of the measured drain
- *    rate, so that with retries the worker runs at about half its capacity)
- *    over one load phase; attempts per second and the schedule error
- *    (`started_at − planned_at` of callback_attempts).
+ *    payment callbacks (ordered per payment), first attempts planned at a
+ *    steady rate (a quarter of the measured drain rate, so that with retries
+ *    the worker runs at about half its capacity) over one load phase, while N
+ *    more payment callbacks wait for an attempt an hour later; attempts per
+ *    second and the schedule error (`started_at − planned_at` of
+ *    callback_attempts).
  */
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
@@ -67,8 +70,11 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   const { db, sql } = ctx.database;
   const receiver = await ctx.receiver();
 
-  /** Enqueue deliveries (batches of BATCH per transaction, pipelined inside); `at(i)` is each first attempt. */
-  const enqueueAll = async (count: number, path: string, at: (i: number) => Date) => {
+  /**
+   * Enqueue deliveries (batches of BATCH per transaction, pipelined inside); `at(i)` is each first
+   * attempt. Each has a subject of its own; PAYMENT is the kind whose callbacks are ordered per subject.
+   */
+  const enqueueAll = async (count: number, path: string, at: (i: number) => Date, kind: 'WITHDRAWAL' | 'PAYMENT' = 'WITHDRAWAL') => {
     for (let start = 0; start < count; start += BATCH) {
       const size = Math.min(BATCH, count - start);
       await db.transaction((tx) =>
@@ -76,7 +82,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
           Array.from({ length: size }, (_, k) =>
             enqueueCallback(
               tx,
-              { businessId: business.businessId, kind: 'WITHDRAWAL', subjectId: randomUUID(), url: `${receiver.url}${path}`, body: callbackBody(business.businessId, start + k) },
+              { businessId: business.businessId, kind, subjectId: randomUUID(), url: `${receiver.url}${path}`, body: callbackBody(business.businessId, start + k) },
               at(start + k),
             ),
           ),
@@ -124,12 +130,11 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
     from callback_attempts a join callback_deliveries d on d.id = a.delivery_id where d.url like '%/ok'`;
 
   // --- graphile-worker no-op jobs, same concurrency -----------------------------------------
-  /** `n` no-op jobs (each in its own named queue when `queued`, like Kassa's per-subject callback queues), run to the end. */
-  const runNoop = async (queued: boolean) => {
-    const task = queued ? 'bench_noop_queued' : 'bench_noop';
-    options.log(`  callbacks: ${n} no-op graphile-worker jobs${queued ? ', one named queue each' : ''} (concurrency ${options.workerConcurrency})`);
-    if (queued) await sql`select graphile_worker.add_job(${task}, '{}'::json, queue_name => 'bench:' || g) from generate_series(1, ${n}::int) g`;
-    else await sql`select graphile_worker.add_job(${task}, '{}'::json) from generate_series(1, ${n}::int)`;
+  /** `n` no-op jobs, run to the end. */
+  const runNoop = async () => {
+    const task = 'bench_noop';
+    options.log(`  callbacks: ${n} no-op graphile-worker jobs (concurrency ${options.workerConcurrency})`);
+    await sql`select graphile_worker.add_job(${task}, '{}'::json) from generate_series(1, ${n}::int)`;
     const events: WorkerEvents = new EventEmitter() as WorkerEvents;
     let done = 0;
     let end = 0;
@@ -166,8 +171,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
     const seconds = end ? (end - started) / 1000 : null;
     return { seconds, rate: seconds ? n / seconds : null, cpuPerJob: done ? (used.user + used.system) / 1000 / done : null, pgCpuPerJob };
   };
-  const noop = await runNoop(false);
-  const queuedNoop = await runNoop(true);
+  const noop = await runNoop();
   const noopS = noop.seconds;
   const noopRate = noop.rate;
   const cpuPerNoop = noop.cpuPerJob;
@@ -181,12 +185,12 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   // ones run: due jobs must still start on time with that many queued for later.
   options.log(`  callbacks: ${n} deliveries waiting for a later first attempt (the backlog)`);
   const later = new Date(Date.now() + 3_600_000);
-  await enqueueAll(n, '/later', () => later);
+  await enqueueAll(n, '/later', () => later, 'PAYMENT');
   // The worker first, then the schedule: the first attempt is planned once enqueueing is surely done.
   const flakyWorker = await startWorker(deps, { concurrency: options.workerConcurrency, crontab: false });
   const stopFlakyWorker = ctx.cleanup.add('Kassa worker (failing receiver)', () => flakyWorker.stop());
   const base = Date.now() + 300 + flakyCount * enqueueMsPer * 2;
-  await enqueueAll(flakyCount, '/flaky', (i) => new Date(base + i * step));
+  await enqueueAll(flakyCount, '/flaky', (i) => new Date(base + i * step), 'PAYMENT');
   // Retries of the last deliveries: with 50% failures, a few need several more 1 s slots.
   const tailS = Math.max(1, Math.min(10, options.durationS));
   const flakyEnd = base + options.durationS * 1000 + tailS * 1000;
@@ -217,8 +221,6 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
     makeRow({ scenario: S, name: 'callback drain vs graphile-worker no-op jobs', metric: `callbacks/s, worker concurrency ${options.workerConcurrency}`, unit: '/s', kassa: drainRate, limit: noopRate, digits: 0,
       target: { of: 'ratio', op: '>=', value: 0.5 },
       note: `${delivered}/${n} delivered${pending > 0 ? ` (${pending} still pending at the ${drainTimeout / 1000} s timeout)` : ''}; limit: ${n} no-op jobs on graphile-worker 0.17 at the same concurrency` }),
-    makeRow({ scenario: S, name: 'callback drain vs no-op jobs in one queue each', metric: `callbacks/s, worker concurrency ${options.workerConcurrency}`, unit: '/s', kassa: drainRate, limit: queuedNoop.rate, digits: 0,
-      note: 'what a named graphile-worker queue per job costs: Kassa gives one only to payment status callbacks (callbacks:<paymentId>, in order), not to the withdrawal callbacks measured here' }),
     makeRow({ scenario: S, name: 'callback CPU per delivery vs per no-op job', metric: 'worker process CPU (user+sys) / job', unit: 'ms', kassa: cpuPerDelivery, limit: cpuPerNoop, digits: 3,
       note: `the local receiver answered in ${fmtMs(http?.p50)} ms (p50), ${fmtMs(http?.p99)} ms (p99) as seen by the worker (callback_attempts.latency_ms); the rest of each delivery is database work` }),
     makeRow({ scenario: S, name: 'callback PostgreSQL CPU per delivery vs per no-op job', metric: 'database server CPU (user+sys, all backends) / job', unit: 'ms', kassa: pgCpuPerDelivery, limit: noop.pgCpuPerJob, digits: 3 }),
@@ -227,6 +229,6 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
       note: `${attempts.length} attempts (${failed} failed) for ${flakyCount} deliveries, first attempts offered at ${offered.toFixed(1)}/s; ${stillPending} still retrying at the end` }),
     makeRow({ scenario: S, name: 'callback schedule error p50', metric: 'started_at − planned_at', unit: 'ms', kassa: schedule.p50, digits: 0 }),
     makeRow({ scenario: S, name: `callback schedule error p99, ${n} waiting`, metric: 'started_at − planned_at', unit: 'ms', kassa: schedule.p99, digits: 0, target: { of: 'kassa', op: '<=', value: 2000 },
-      note: `${n} more deliveries were queued for a first attempt an hour later throughout; planned_at is the slot each attempt was scheduled for (next_attempt_at)` }),
+      note: `payment callbacks; ${n} more payment callbacks (one payment each) were waiting for a first attempt an hour later throughout; planned_at is the slot each attempt was scheduled for (next_attempt_at)` }),
   ];
 }

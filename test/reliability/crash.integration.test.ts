@@ -6,8 +6,8 @@
  * 1. Callbacks: ≈200 withdrawal outcomes (1,000 under `npm run soak`) are
  *    broadcast and called back by a worker child; the receiver answers slowly,
  *    so many attempts are in flight when the worker is killed. After a restart
- *    — with time advanced the way test/modules/callbacks/crash-safety does it (locks
- *    aged in SQL, `sweepCallbacks` with the clock ahead) — every callback is
+ *    — with time advanced the way test/modules/callbacks/crash-safety does it (the
+ *    dead worker's callback leases and job locks aged in SQL) — every callback is
  *    delivered, a duplicate only ever under the same webhook-id and body.
  * 2. Payment creation: a burst of signed POST /v1/payments against a web
  *    child (`--role=web`) that is killed mid-burst. Every 200 answered before
@@ -21,7 +21,6 @@ import { resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../db/embedded.js';
-import { sweepCallbacks } from '../../server/modules/callbacks/delivery.service.js';
 import { verifyCallback } from '../../server/modules/callbacks/signing.js';
 import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import { postEntries } from '../../server/modules/ledger/ledger.service.js';
@@ -138,15 +137,13 @@ describe('a worker SIGKILLed with callbacks in flight', () => {
       `[crash] killed the worker with ${inFlight} requests open at the receiver, ${progress.delivered}/${progress.deliveries} deliveries done, ${progress.processing} withdrawals not yet broadcast\n`,
     );
 
-    // Time passes (simulated, as in test/modules/callbacks/crash-safety): the dead worker's locks get old —
-    // ten minutes for callback jobs (the sweep's business), five hours for the others (graphile-worker's own
-    // four-hour lock expiry) — and the sweep runs with its clock two minutes ahead.
-    await t.db.db.execute(sql`
-      update graphile_worker._private_jobs j set locked_at = now() - case when t.identifier = 'deliver_callback' then interval '10 minutes' else interval '5 hours' end
-      from graphile_worker._private_tasks t where t.id = j.task_id and j.locked_at is not null`);
-    const later = { ...t.deps, now: () => new Date(Date.now() + 120_000) };
-    const swept = await sweepCallbacks(later);
-    process.stderr.write(`[crash] the sweep re-added ${swept} callback jobs\n`);
+    // Time passes (simulated, as in test/modules/callbacks/crash-safety): the dead worker's callback leases
+    // run out (timeout + 60 s), and its jobs' locks get older than graphile-worker's own four-hour expiry.
+    const [leases] = (await t.db.db.execute(sql`
+      with expired as (update callback_deliveries set locked_until = now() - interval '1 second' where locked_until > now() returning 1)
+      select count(*)::int as n from expired`)) as unknown as [{ n: number }];
+    await t.db.db.execute(sql`update graphile_worker._private_jobs set locked_at = now() - interval '5 hours' where locked_at is not null`);
+    process.stderr.write(`[crash] the dead worker held ${leases.n} callback leases\n`);
 
     answerDelayMs = 5;
     startWorkerChild();

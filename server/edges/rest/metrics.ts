@@ -4,7 +4,7 @@
  * - this process's own: HTTP requests and latency by route, Node process metrics;
  * - the installation's, read from PostgreSQL at scrape time (gauges with a
  *   `collect` callback): payments created and finished, deposits credited,
- *   callbacks by outcome, the job queue's depth and age. Read from the
+ *   callbacks by outcome and the oldest due, the job queue's depth and age. Read from the
  *   database, they are the same whichever web process is scraped, and true
  *   across web and worker processes (a counter in memory would only count
  *   what this process saw).
@@ -110,6 +110,13 @@ export function registerMetrics(app: FastifyInstance, deps: Deps): Registry {
       })),
   );
   fromDatabase(
+    'kassa_callbacks_oldest_due_seconds',
+    'Age of the oldest callback due and not being attempted, by kind: how far behind the dispatchers are (no sample: none due)',
+    ['kind'],
+    () => sql`select kind, extract(epoch from now() - min(next_attempt_at))::float8 as value from callback_deliveries
+              where status = 'PENDING' and next_attempt_at <= now() and (locked_until is null or locked_until <= now()) group by 1`,
+  );
+  fromDatabase(
     'kassa_jobs_waiting',
     'Jobs due and not yet taken by a worker, by task (graphile-worker queue depth)',
     ['task'],
@@ -145,6 +152,7 @@ export function metricsRoute(registry: Registry, token: string | undefined): Any
       'Prometheus text format. With `KASSA_METRICS_TOKEN` set: send `Authorization: Bearer <token>` (401 otherwise). Without it: ' +
       'answered to loopback clients only (403 otherwise). Names start with `kassa_`: `kassa_payments_created{currency}`, ' +
       '`kassa_payments_finished{status,currency}`, `kassa_deposits_credited{currency,network}`, `kassa_callbacks{kind,outcome}`, ' +
+      '`kassa_callbacks_oldest_due_seconds{kind}`, ' +
       '`kassa_jobs_waiting{task}`, `kassa_jobs_oldest_waiting_seconds{task}`, `kassa_jobs_failed{task}` (read from PostgreSQL at ' +
       'scrape time), `kassa_http_request_duration_seconds{method,route}` and `kassa_http_requests_total` (this process).',
     auth: 'NONE',

@@ -1,44 +1,37 @@
 /**
- * Durable callback delivery on graphile-worker, every
- * KASSA_CALLBACK_RETRY_INTERVAL_S for KASSA_CALLBACK_RETRY_WINDOW_S.
+ * Durable callback delivery: every KASSA_CALLBACK_RETRY_INTERVAL_S for
+ * KASSA_CALLBACK_RETRY_WINDOW_S, counted from the first attempt.
  *
- * graphile-worker's own retry backoff is exponential, so the delivery task
- * schedules itself: the delivery row and its first job are created in the
- * transaction that records the outcome; each attempt is logged, and on
- * failure the next job is added (keyed by delivery and attempt count) for first + n × interval in
- * the transaction that logs the attempt. A 2xx, or the end of the window,
- * ends it. A cron sweep re-adds overdue deliveries whose job was lost with
- * a killed worker.
+ * The delivery row is the whole schedule: it is written in the transaction
+ * that records the change it reports (`enqueueCallback`), PENDING with its
+ * next_attempt_at. The worker's dispatcher (dispatcher.ts) claims due rows
+ * in batches with a lease (`claimDue`), POSTs each and writes each outcome in
+ * one statement (`recordOutcome`): the attempt logged, and the delivery
+ * DELIVERED, EXPIRED, or PENDING again at its next slot. No job is added per
+ * attempt, so a retry costs one UPDATE, and a dead worker loses nothing: its
+ * lease runs out and another dispatcher claims the row.
+ *
+ * Why not a graphile-worker job per attempt, as before: graphile-worker
+ * fetches jobs whose named queue is free by locking every free queue row, and
+ * a payment's callbacks had their own queue. With 10,000 payment callbacks
+ * waiting for a retry (one merchant's endpoint down), each job fetch of the
+ * worker, for every task, took ~10 ms (measured), where the dispatcher's
+ * claim reads the due index and the subject index.
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
-import { executePrepared, preparedPerPool, type Queryable } from '../../../db/client.js';
-import { businesses, callbackAttempts, callbackDeliveries, previousCallbackSecrets } from '../../../db/schema.js';
-import { addJobSql, enqueue } from '../../../jobs/enqueue.js';
-import type { CallbacksDeps as Deps } from './ports.js';
+import { executePrepared, type Queryable } from '../../../db/client.js';
+import { callbackAttempts, callbackDeliveries } from '../../../db/schema.js';
+import type { CallbacksDeps as Deps, PostResult } from './ports.js';
 import { KassaError, notFound } from '../../platform/errors.js';
 import { cachedSecret } from '../../platform/secret-cache.js';
 import { callbackHeaders, newWebhookId } from './signing.js';
 
 export type CallbackKind = 'WITHDRAWAL' | 'PAYMENT';
 
-/**
- * One job key per delivery and attempt count: the job that makes attempt n + 1 is keyed with n, the
- * attempts logged when it was added. A retry is added while the job that logged the failure still
- * runs; with one key for both, graphile-worker's add_job finds that locked job, clears its key and
- * marks it spent before it inserts (three statements and an update of the running job), where a new
- * key is one insert. The key still makes the job unique for its delivery's current attempt count,
- * which is what the sweep looks for and re-adds.
- */
-const jobKey = (deliveryId: string, attempts: number) => `deliver_callback:${deliveryId}:${attempts}`;
-/**
- * A payment's status callbacks share one graphile-worker queue, so they run
- * one at a time in the order of the changes. A withdrawal has one callback,
- * so it needs no queue (a named queue costs graphile-worker 0.17 ~6× in
- * throughput, bench scenario 3).
- */
-const queueOf = (kind: string, subjectId: string) => (kind === 'PAYMENT' ? `callbacks:${subjectId}` : undefined);
+/** The NOTIFY channel that wakes the dispatchers: a new delivery (a trigger, at commit) or a redelivery. */
+export const CALLBACK_DUE_CHANNEL = 'kassa_callback_due';
 
-/** Create a delivery and its first job, in the caller's transaction. */
+/** Create a delivery, due at `at`, in the caller's transaction (its INSERT trigger wakes the dispatchers at commit). */
 export async function enqueueCallback(
   tx: Queryable,
   spec: { businessId: string; kind: CallbackKind; subjectId: string; url: string; body: Record<string, unknown> },
@@ -59,7 +52,6 @@ export async function enqueueCallback(
       createdAt: at,
     })
     .returning({ id: callbackDeliveries.id });
-  await enqueue(tx, 'deliver_callback', { deliveryId: row!.id }, { runAt: at, jobKey: jobKey(row!.id, 0), maxAttempts: 3, queueName: queueOf(spec.kind, spec.subjectId) });
   return row!.id;
 }
 
@@ -78,28 +70,98 @@ export function nextAttemptAt(first: Date, attemptsInCycle: number, now: Date, i
 
 export type AttemptOutcome = 'DELIVERED' | 'RETRY' | 'EXPIRED' | 'SKIPPED';
 
-/** A delivery, its business's callback secret and the one a rotation replaced (encrypted), as a prepared query. */
-const deliveryWithSecret = preparedPerPool((db) =>
-  db
-    .select({ delivery: callbackDeliveries, secret: businesses.callbackSecretEnc, previous: previousCallbackSecrets })
-    .from(callbackDeliveries)
-    .innerJoin(businesses, eq(businesses.id, callbackDeliveries.businessId))
-    .leftJoin(previousCallbackSecrets, eq(previousCallbackSecrets.businessId, callbackDeliveries.businessId))
-    .where(eq(callbackDeliveries.id, sql.placeholder('deliveryId')))
-    .prepare('kassa_delivery_with_secret'),
-);
+/** A claimed delivery with what signing it needs (the sealed secrets). */
+export type ClaimedDelivery = {
+  id: string;
+  kind: string;
+  subjectId: string;
+  webhookId: string;
+  url: string;
+  body: string;
+  attempts: number;
+  cycleStartAttempt: number;
+  firstAttemptAt: Date;
+  nextAttemptAt: Date | null;
+  secret: string;
+  previousSecret: string | null;
+  previousExpiresAt: Date | null;
+};
 
-/** One attempt (the `deliver_callback` task). */
-export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<AttemptOutcome> {
-  const db = deps.database.db;
-  const [found] = await deliveryWithSecret(db).execute({ deliveryId });
-  if (!found || found.delivery.status !== 'PENDING') return 'SKIPPED';
-  const { delivery } = found;
+/**
+ * How long a claim holds a delivery: the longest a POST may take, and a minute for the outcome's
+ * write. A dispatcher that died holding it is replaced once it runs out.
+ */
+export const leaseMs = (deps: Deps) => deps.config.callbackTimeoutMs + 60_000;
+
+/**
+ * Claim up to `limit` due deliveries (one statement): PENDING, due, not held by a live lease,
+ * and not behind an earlier delivery of the same subject that is due or being attempted, so a
+ * payment's callbacks go one at a time and their first attempts in the order of its changes (an
+ * earlier one waiting for its retry slot does not hold the later ones back). SKIP LOCKED lets
+ * dispatchers in several processes claim side by side. `only` claims that one delivery if it is
+ * free, due or not (an operator's or a test's attempt now).
+ */
+export async function claimDue(deps: Deps, limit: number, only?: string): Promise<ClaimedDelivery[]> {
+  const now = deps.now();
+  const until = new Date(now.getTime() + leaseMs(deps));
+  const rows = await executePrepared<Record<string, unknown>>(deps.database, sql`
+    with due as (
+      select d.id from callback_deliveries d
+      where d.status = 'PENDING'
+        and ${only === undefined ? sql`d.next_attempt_at <= ${now.toISOString()}::timestamptz` : sql`d.id = ${only ?? null}::uuid`}
+        and (d.locked_until is null or d.locked_until <= ${now.toISOString()}::timestamptz)
+        and not exists (
+          select 1 from callback_deliveries e
+          where e.subject_id = d.subject_id and e.status = 'PENDING' and e.seq < d.seq
+            and (e.next_attempt_at <= ${now.toISOString()}::timestamptz or e.locked_until > ${now.toISOString()}::timestamptz)
+        )
+      order by d.next_attempt_at
+      limit ${limit}::int
+      for update of d skip locked
+    ), claimed as (
+      update callback_deliveries d set locked_until = ${until.toISOString()}::timestamptz
+      from due where d.id = due.id
+      returning d.id, d.business_id, d.kind, d.subject_id, d.webhook_id, d.url, d.body, d.attempts, d.cycle_start_attempt,
+        d.first_attempt_at, d.next_attempt_at
+    )
+    select c.id, c.kind, c.subject_id, c.webhook_id, c.url, c.body, c.attempts, c.cycle_start_attempt,
+      c.first_attempt_at, c.next_attempt_at, b.callback_secret_enc as secret, p.secret_enc as previous_secret, p.expires_at as previous_expires_at
+    from claimed c join businesses b on b.id = c.business_id
+    left join previous_callback_secrets p on p.business_id = c.business_id`);
+  return rows.map((r) => ({
+    id: r.id as string,
+    kind: r.kind as string,
+    subjectId: r.subject_id as string,
+    webhookId: r.webhook_id as string,
+    url: r.url as string,
+    body: r.body as string,
+    attempts: r.attempts as number,
+    cycleStartAttempt: r.cycle_start_attempt as number,
+    firstAttemptAt: new Date(r.first_attempt_at as string),
+    nextAttemptAt: r.next_attempt_at === null ? null : new Date(r.next_attempt_at as string),
+    secret: r.secret as string,
+    previousSecret: (r.previous_secret as string | null) ?? null,
+    previousExpiresAt: r.previous_expires_at === null || r.previous_expires_at === undefined ? null : new Date(r.previous_expires_at as string),
+  }));
+}
+
+/** POST a claimed delivery once and record the outcome. */
+export async function attemptClaimed(deps: Deps, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
   const startedAt = deps.now();
   // During a rotation's overlap both secrets sign, so a receiver with either one verifies.
-  const secrets = [found.secret, ...(found.previous && found.previous.expiresAt > startedAt ? [found.previous.secretEnc] : [])].map((s) =>
-    cachedSecret(deps.masterKey, s),
-  );
+  const sealed = [delivery.secret, ...(delivery.previousSecret && delivery.previousExpiresAt && delivery.previousExpiresAt > startedAt ? [delivery.previousSecret] : [])];
+  const secrets = sealed.map((s) => cachedSecret(deps.masterKey, s));
+  // A fresh timestamp (and so signature) per attempt; the webhook-id stays.
+  const result = await deps.callbacks.post(delivery.url, delivery.body, callbackHeaders(secrets, delivery.webhookId, delivery.body, startedAt));
+  return recordOutcome(deps, delivery, startedAt, result);
+}
+
+/**
+ * The outcome of one attempt, in one statement (atomic without BEGIN/COMMIT): a compare-and-set
+ * on the attempt count (if another dispatcher logged this attempt, nothing happens), the attempt
+ * logged, the lease released, and the delivery DELIVERED, EXPIRED, or PENDING at its next slot.
+ */
+async function recordOutcome(deps: Deps, delivery: ClaimedDelivery, startedAt: Date, result: PostResult): Promise<AttemptOutcome> {
   const attempt = delivery.attempts + 1;
   const interval = deps.config.callbackRetryIntervalS;
   // The slot this attempt was scheduled for: next_attempt_at, which is first + n × interval, or a
@@ -107,65 +169,54 @@ export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<A
   // would charge this attempt with the lateness of the one before it).
   const plannedAt =
     delivery.nextAttemptAt ?? new Date(delivery.firstAttemptAt.getTime() + (attempt - delivery.cycleStartAttempt - 1) * interval * 1000);
-  // A fresh timestamp (and so signature) per attempt; the webhook-id stays.
-  const result = await deps.callbacks.post(delivery.url, delivery.body, callbackHeaders(secrets, delivery.webhookId, delivery.body, startedAt));
   const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
   const next = delivered ? null : nextAttemptAt(delivery.firstAttemptAt, attempt - delivery.cycleStartAttempt, deps.now(), interval, deps.config.callbackRetryWindowS);
   const outcome: AttemptOutcome = delivered ? 'DELIVERED' : next ? 'RETRY' : 'EXPIRED';
-  const status = outcome === 'RETRY' ? 'PENDING' : outcome;
-
-  // The whole outcome in one statement (atomic without BEGIN/COMMIT): a compare-and-set on the
-  // attempt count claims the attempt (if another runner logged it, nothing happens), logs it, and
-  // on RETRY adds the next job.
   const [row] = await executePrepared<{ claimed: number }>(deps.database, sql`
     with claimed as (
       update callback_deliveries
-      set attempts = ${attempt}, status = ${status}, next_attempt_at = ${next?.toISOString() ?? null}::timestamptz,
-        delivered_at = ${delivered ? deps.now().toISOString() : null}::timestamptz
-      where id = ${deliveryId} and attempts = ${delivery.attempts} and status = 'PENDING'
+      set attempts = ${attempt}, status = ${outcome === 'RETRY' ? 'PENDING' : outcome}, next_attempt_at = ${next?.toISOString() ?? null}::timestamptz,
+        delivered_at = ${delivered ? deps.now().toISOString() : null}::timestamptz, locked_until = null
+      where id = ${delivery.id} and attempts = ${delivery.attempts} and status = 'PENDING'
       returning id
     ), logged as (
       insert into callback_attempts (delivery_id, attempt, started_at, planned_at, status_code, latency_ms, error)
       select id, ${attempt}, ${startedAt.toISOString()}::timestamptz, ${plannedAt.toISOString()}::timestamptz,
         ${result.statusCode}::int, ${result.latencyMs}::int, ${result.error}::text
       from claimed
-    ), scheduled as (
-      select ${addJobSql('deliver_callback', { deliveryId }, { runAt: next ?? undefined, jobKey: jobKey(deliveryId, attempt), maxAttempts: 3, queueName: queueOf(delivery.kind, delivery.subjectId) })}
-      from claimed where ${outcome === 'RETRY'}
     )
-    select (select count(*) from claimed)::int as claimed, (select count(*) from scheduled)::int as scheduled`);
+    select count(*)::int as claimed from claimed`);
   return row?.claimed ? outcome : 'SKIPPED';
 }
 
 /**
- * Re-add the job of every PENDING delivery that is overdue and has no live
- * job (its worker was killed: graphile-worker keeps such a job locked for
- * hours). Returns how many were re-added.
+ * One attempt of one delivery now, due or not (an operator's tool, tests): SKIPPED when it is
+ * not PENDING, is held by another dispatcher, or waits behind an earlier callback of its subject.
  */
-export async function sweepCallbacks(deps: Deps): Promise<number> {
-  const stale = Math.ceil(deps.config.callbackTimeoutMs / 1000) + 60;
-  const overdue = await deps.database.db.execute(sql`
-    select d.id, d.attempts from callback_deliveries d
-    where d.status = 'PENDING' and d.next_attempt_at < ${new Date(deps.now().getTime() - 30_000).toISOString()}::timestamptz
-      and not exists (
-        -- A live job: attempts left, and neither it nor its queue held by a lock older than any
-        -- attempt can take. (A worker killed with a batch in hand leaves those jobs' queues locked
-        -- for hours, and an unlocked payment callback job waiting in such a queue would never run.)
-        select 1 from graphile_worker._private_jobs j
-        left join graphile_worker._private_job_queues q on q.id = j.job_queue_id
-        where j.key = 'deliver_callback:' || d.id || ':' || d.attempts
-          and j.attempts < j.max_attempts
-          and (j.locked_at is null or j.locked_at > now() - make_interval(secs => ${stale}))
-          and (q.locked_at is null or q.locked_at > now() - make_interval(secs => ${stale}))
-      )
-    limit 1000`);
-  const rows = overdue as unknown as { id: string; attempts: number }[];
-  // Outside the subject's queue: a killed worker leaves that queue locked for hours. The same key as a
-  // dead worker's locked job: add_job clears that job's key and marks it spent, so it never runs again.
-  for (const { id, attempts } of rows) {
-    await enqueue(deps.database.db, 'deliver_callback', { deliveryId: id }, { jobKey: jobKey(id, attempts), maxAttempts: 3 });
-  }
-  return rows.length;
+export async function attemptDelivery(deps: Deps, deliveryId: string): Promise<AttemptOutcome> {
+  const [claimed] = await claimDue(deps, 1, deliveryId);
+  return claimed ? attemptClaimed(deps, claimed) : 'SKIPPED';
+}
+
+/**
+ * When the next delivery not held by a lease falls due (null when none waits): the dispatcher
+ * sleeps until then. Read in due order from the due index, so a backlog planned for later costs
+ * one row.
+ */
+export async function nextDueAt(deps: Deps): Promise<Date | null> {
+  const [row] = await executePrepared<{ at: string }>(
+    deps.database,
+    sql`select next_attempt_at as at from callback_deliveries
+      where status = 'PENDING' and (locked_until is null or locked_until <= ${deps.now().toISOString()}::timestamptz)
+      order by next_attempt_at limit 1`,
+  );
+  return row ? new Date(row.at) : null;
+}
+
+/** Give back claims that were not attempted (a stopping dispatcher), for another to take at once. */
+export async function releaseClaims(deps: Deps, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await deps.database.sql`update callback_deliveries set locked_until = null where id = any(${ids}::uuid[]) and status = 'PENDING'`;
 }
 
 /** An operator's redelivery: a new schedule from now, same webhook-id and body. */
@@ -177,9 +228,9 @@ export async function redeliver(deps: Deps, deliveryId: string): Promise<void> {
     const now = deps.now();
     await tx
       .update(callbackDeliveries)
-      .set({ status: 'PENDING', firstAttemptAt: now, nextAttemptAt: now, cycleStartAttempt: d.attempts, deliveredAt: null })
+      .set({ status: 'PENDING', firstAttemptAt: now, nextAttemptAt: now, cycleStartAttempt: d.attempts, deliveredAt: null, lockedUntil: null })
       .where(eq(callbackDeliveries.id, deliveryId));
-    await enqueue(tx, 'deliver_callback', { deliveryId }, { runAt: now, jobKey: jobKey(deliveryId, d.attempts), maxAttempts: 3, queueName: queueOf(d.kind, d.subjectId) });
+    await tx.execute(sql`select pg_notify(${CALLBACK_DUE_CHANNEL}, '')`);
   });
 }
 
@@ -196,7 +247,8 @@ export async function listDeliveries(db: Queryable, filter: { businessId?: strin
     )
     .orderBy(desc(callbackDeliveries.createdAt))
     .limit(filter.limit);
-  return rows.map(({ body, ...rest }) => ({ ...rest, body: JSON.parse(body) as unknown }));
+  // The claim's bookkeeping (order, lease) is the dispatcher's, not part of the record.
+  return rows.map(({ body, seq: _seq, lockedUntil: _lease, ...rest }) => ({ ...rest, body: JSON.parse(body) as unknown }));
 }
 
 export async function listAttempts(db: Queryable, deliveryId: string) {

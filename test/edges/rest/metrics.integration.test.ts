@@ -83,6 +83,11 @@ describe('without a token: loopback only', () => {
       insert into callback_deliveries (business_id, kind, subject_id, webhook_id, url, body, status, first_attempt_at)
       values (${t.business.businessId}, 'payment', ${randomUUID()}, ${`msg_${randomUUID()}`}, 'https://shop.example/cb', '{}', 'EXPIRED', now()),
              (${t.business.businessId}, 'payment', ${randomUUID()}, ${`msg_${randomUUID()}`}, 'https://shop.example/cb', '{}', 'DELIVERED', now())`;
+    // Due for a minute and not being attempted (no worker runs here); one held by a dispatcher's lease does not count.
+    await t.db.sql`
+      insert into callback_deliveries (business_id, kind, subject_id, webhook_id, url, body, status, first_attempt_at, next_attempt_at, locked_until)
+      values (${t.business.businessId}, 'withdrawal', ${randomUUID()}, ${`msg_${randomUUID()}`}, 'https://shop.example/cb', '{}', 'PENDING', now(), now() - interval '60 seconds', null),
+             (${t.business.businessId}, 'withdrawal', ${randomUUID()}, ${`msg_${randomUUID()}`}, 'https://shop.example/cb', '{}', 'PENDING', now(), now() - interval '600 seconds', now() + interval '1 minute')`;
     await t.db.sql`select graphile_worker.add_job('metrics_probe', '{}'::json, run_at => now() - interval '90 seconds')`;
 
     const text = (await scrape('127.0.0.1')).body;
@@ -92,6 +97,10 @@ describe('without a token: loopback only', () => {
     expect(sample(text, 'kassa_payments_finished', { status: 'PENDING', currency: 'BTC' })).toBeNull();
     expect(sample(text, 'kassa_callbacks', { kind: 'payment', outcome: 'failed' })).toBe(1);
     expect(sample(text, 'kassa_callbacks', { kind: 'payment', outcome: 'delivered' })).toBe(1);
+    const late = sample(text, 'kassa_callbacks_oldest_due_seconds', { kind: 'withdrawal' });
+    expect(late).toBeGreaterThanOrEqual(59);
+    expect(late).toBeLessThan(300);
+    expect(sample(text, 'kassa_callbacks_oldest_due_seconds', { kind: 'payment' })).toBeNull();
     expect(sample(text, 'kassa_jobs_waiting', { task: 'metrics_probe' })).toBe(1);
     expect(sample(text, 'kassa_jobs_oldest_waiting_seconds', { task: 'metrics_probe' })).toBeGreaterThanOrEqual(89);
     expect(text).toMatch(/^kassa_http_request_duration_seconds_bucket\{[^}]*route="\/v1\/payments"[^}]*\} [1-9]/m);

@@ -1,20 +1,20 @@
 /**
  * A crash can delay a callback but never lose it (CONTRACT §6). A worker
  * runs as a child process; its callback attempt is held open by the
- * receiver; the child is SIGKILLed mid-attempt. The job stays locked by the
- * dead worker, the sweep re-adds it once the lock is old enough, and a
- * fresh worker delivers the callback under the same webhook-id.
+ * receiver; the child is SIGKILLed mid-attempt. The delivery stays claimed
+ * by the dead worker's lease; once the lease runs out a fresh worker's
+ * dispatcher claims it and delivers it under the same webhook-id.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
+import { randomUUID } from 'node:crypto';
 import type { Runner } from 'graphile-worker';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { callbackAttempts, callbackDeliveries } from '../../../db/schema.js';
-import { sweepCallbacks } from '../../../server/modules/callbacks/delivery.service.js';
-import { forceOutcome } from '../../../server/modules/withdrawals/withdrawal-broadcast.job.js';
+import { claimDue, enqueueCallback } from '../../../server/modules/callbacks/delivery.service.js';
 import { verifyCallback } from '../../../server/modules/callbacks/signing.js';
 import { postEntries } from '../../../server/modules/ledger/ledger.service.js';
 import { startTestApp, TEST_MASTER_KEY, type TestApp } from '../../helpers/app.js';
@@ -113,7 +113,7 @@ async function fundedWithdrawal(clientWithdrawalId: string): Promise<string> {
   return res.json().withdrawalId as string;
 }
 
-it('a worker killed during an attempt: the sweep re-adds the job and a fresh worker delivers it with the same webhook-id', async () => {
+it('a worker killed during an attempt: its lease holds the delivery, then a fresh worker delivers it with the same webhook-id', async () => {
   child = await startChild();
   const withdrawalId = await fundedWithdrawal('crash-1');
 
@@ -121,7 +121,6 @@ it('a worker killed during an attempt: the sweep re-adds the job and a fresh wor
   await eventually(async () => rx.hitsFor('/hold').length === 1, 20_000, 'the first attempt to arrive');
   const [delivery] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.subjectId, withdrawalId));
   expect(delivery!.status).toBe('PENDING');
-  const key = `deliver_callback:${delivery!.id}:0`; // no attempt logged yet
 
   const heldClosed = new Promise((r) => held[0]!.once('close', r));
   expect(alive(workerPid)).toBe(true);
@@ -130,27 +129,22 @@ it('a worker killed during an attempt: the sweep re-adds the job and a fresh wor
   // the in-flight request died with it
   await heldClosed;
 
-  // the attempt was in flight: nothing was logged, the delivery is still PENDING, its job is locked by the dead worker
+  // the attempt was in flight: nothing was logged, the delivery is still PENDING, claimed by the
+  // dead worker for the callback timeout (10 s) and a minute
   expect(await t.db.db.select().from(callbackAttempts).where(eq(callbackAttempts.deliveryId, delivery!.id))).toHaveLength(0);
   const [stillPending] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.id, delivery!.id));
   expect(stillPending!.status).toBe('PENDING');
   expect(stillPending!.attempts).toBe(0);
-  const jobs = (await t.db.db.execute(sql`select locked_at from graphile_worker.jobs where key = ${key}`)) as unknown as { locked_at: Date | null }[];
-  expect(jobs).toHaveLength(1);
-  expect(jobs[0]!.locked_at).not.toBeNull();
+  const leaseLeft = stillPending!.lockedUntil!.getTime() - Date.now();
+  expect(leaseLeft).toBeGreaterThan(60_000);
+  expect(leaseLeft).toBeLessThanOrEqual(70_000);
 
-  // Simulated passage of time, in two parts: the sweep runs with a clock two minutes ahead (the
-  // delivery is then overdue by more than its 30 s grace), and the dead worker's lock is moved ten
-  // minutes into the past in SQL (older than timeout + 60 s), since the sweep judges locks by the
-  // database clock. Only with both does it re-add the job; a fresh lock is left alone.
-  const later = { ...t.deps, now: () => new Date(Date.now() + 120_000) };
-  expect(await sweepCallbacks(later)).toBe(0);
-  await t.db.db.execute(sql`update graphile_worker._private_jobs set locked_at = now() - interval '10 minutes' where key = ${key}`);
-  expect(await sweepCallbacks(later)).toBe(1);
-  // and only once: the re-added job is live
-  expect(await sweepCallbacks(later)).toBe(0);
-
+  // A fresh worker leaves it alone while the lease holds...
   worker = await startTestWorker(t.deps);
+  await new Promise((r) => setTimeout(r, 1_500));
+  expect(rx.hitsFor('/hold')).toHaveLength(1);
+  // ...and takes it once the lease has run out (moved into the past here, instead of waiting 70 s).
+  await t.db.db.update(callbackDeliveries).set({ lockedUntil: new Date(Date.now() - 1_000) }).where(eq(callbackDeliveries.id, delivery!.id));
   await eventually(async () => {
     const [d] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.id, delivery!.id));
     return d!.status === 'DELIVERED' ? d : null;
@@ -167,30 +161,26 @@ it('a worker killed during an attempt: the sweep re-adds the job and a fresh wor
   expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([[1, 200]]);
 });
 
-it('a job waiting behind a queue its dead worker left locked (payment callbacks run in their subject’s queue) is re-added by the sweep; behind a fresh lock it is left alone', async () => {
+it('a payment’s later callback waits while a dead worker holds its earlier one, then both are delivered in order', async () => {
+  const paymentId = randomUUID();
+  const enqueue = (status: string) =>
+    t.db.db.transaction((tx) =>
+      enqueueCallback(tx, { businessId: t.business.businessId, kind: 'PAYMENT', subjectId: paymentId, url: rx.url('/ordered'), body: { status } }, new Date()),
+    );
+  // No live worker while the first is claimed by one that then dies before attempting it: the lease stays.
   await worker?.stop();
   worker = null;
-  const withdrawalId = await fundedWithdrawal('queued-1');
-  // The outcome (and so the delivery and its first job, in the subject's queue) without a worker.
-  await forceOutcome(t.deps, t.deps.chains, t.business.businessId, withdrawalId, 'COMPLETED');
-  const [delivery] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.subjectId, withdrawalId));
-  const key = `deliver_callback:${delivery!.id}:0`; // no attempt logged yet
-  // As a payment callback's job: in its subject's queue (withdrawal callbacks run outside queues).
-  await t.db.db.execute(sql`select graphile_worker.add_job('deliver_callback', ${JSON.stringify({ deliveryId: delivery!.id })}::json,
-    queue_name => ${`callbacks:${withdrawalId}`}, job_key => ${key}, max_attempts => 3)`);
-  const lockQueue = (age: string) =>
-    t.db.db.execute(sql`
-      update graphile_worker._private_job_queues set locked_at = now() - ${age}::interval, locked_by = 'a-dead-worker'
-      where id = (select job_queue_id from graphile_worker._private_jobs where key = ${key})`);
-  const later = { ...t.deps, now: () => new Date(Date.now() + 120_000) };
-  await lockQueue('1 second'); // a live worker running another job of the subject
-  expect(await sweepCallbacks(later)).toBe(0);
-  await lockQueue('10 minutes'); // its worker died hours ago, in graphile-worker's eyes still holding it
-  expect(await sweepCallbacks(later)).toBe(1);
-  expect(await sweepCallbacks(later)).toBe(0);
+  const first = await enqueue('PENDING');
+  const [claimed] = await claimDue(t.deps, 10, first);
+  expect(claimed?.id).toBe(first);
+  const second = await enqueue('COMPLETED');
+  // A live worker finds the second due, but behind the held one.
   worker = await startTestWorker(t.deps);
-  await eventually(async () => {
-    const [d] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.id, delivery!.id));
-    return d!.status === 'DELIVERED' ? d : null;
-  }, 15_000, 'the callback behind the dead queue to be delivered');
+  await new Promise((r) => setTimeout(r, 1_500));
+  expect(rx.hitsFor('/ordered')).toHaveLength(0);
+  await t.db.db.update(callbackDeliveries).set({ lockedUntil: new Date(Date.now() - 1_000) }).where(eq(callbackDeliveries.id, first));
+  await eventually(async () => rx.hitsFor('/ordered').length === 2, 15_000, 'both callbacks to be delivered');
+  expect(rx.hitsFor('/ordered').map((h) => JSON.parse(h.body).status)).toEqual(['PENDING', 'COMPLETED']);
+  const done = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.subjectId, paymentId));
+  expect(done.map((d) => [d.id === first ? 'first' : d.id === second ? 'second' : '?', d.status]).sort()).toEqual([['first', 'DELIVERED'], ['second', 'DELIVERED']]);
 });

@@ -97,11 +97,13 @@ async function attemptsOf(deliveryId: string) {
   return t.db.db.select().from(callbackAttempts).where(eq(callbackAttempts.deliveryId, deliveryId)).orderBy(callbackAttempts.attempt);
 }
 
-async function pendingJobs(deliveryId: string): Promise<number> {
-  const rows = (await t.db.db.execute(
-    sql`select count(*)::int as n from graphile_worker.jobs where key like ${`deliver_callback:${deliveryId}:%`}`,
-  )) as unknown as [{ n: number }];
-  return rows[0].n;
+/** What is left scheduled of a delivery: its next attempt and a dispatcher's lease on it (the row is the whole schedule). */
+async function scheduled(deliveryId: string) {
+  const [d] = await t.db.db
+    .select({ status: callbackDeliveries.status, nextAttemptAt: callbackDeliveries.nextAttemptAt, lockedUntil: callbackDeliveries.lockedUntil })
+    .from(callbackDeliveries)
+    .where(eq(callbackDeliveries.id, deliveryId));
+  return d;
 }
 
 /** The TRPCError a call fails with; fails the test when the call succeeds. */
@@ -187,7 +189,7 @@ describe('retries on a fixed schedule', () => {
     await sleep(INTERVAL_MS + 300);
     expect(rx.hitsFor('/flaky')).toHaveLength(4);
     expect(await attemptsOf(d.id)).toHaveLength(4);
-    expect(await pendingJobs(d.id)).toBe(0);
+    expect(await scheduled(d.id)).toEqual({ status: 'DELIVERED', nextAttemptAt: null, lockedUntil: null });
   });
 
   it('3xx and 4xx answers are retried too (redirects are not followed); the first 2xx ends it', async () => {
@@ -223,7 +225,7 @@ describe('retries on a fixed schedule', () => {
     expectSameSignedMessage(hits, b.callbackSecret, d.webhookId, d.body);
     await sleep(INTERVAL_MS + 300);
     expect(rx.hitsFor('/down')).toHaveLength(4);
-    expect(await pendingJobs(d.id)).toBe(0);
+    expect(await scheduled(d.id)).toEqual({ status: 'EXPIRED', nextAttemptAt: null, lockedUntil: null });
 
     // the receiver is fixed; an operator redelivers the expired callback: same webhook-id and body, a new schedule
     down = false;

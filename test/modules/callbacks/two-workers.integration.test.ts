@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { callbackAttempts, callbackDeliveries } from '../../../db/schema.js';
 import type { CallbackSender } from '../../../server/adapters/callbacks/http-transport.js';
 import { verifyCallback } from '../../../server/modules/callbacks/signing.js';
-import { attemptDelivery, enqueueCallback } from '../../../server/modules/callbacks/delivery.service.js';
+import { attemptClaimed, attemptDelivery, claimDue, enqueueCallback } from '../../../server/modules/callbacks/delivery.service.js';
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../../server/deps.js';
 import { postEntries } from '../../../server/modules/ledger/ledger.service.js';
@@ -102,9 +102,9 @@ it(`delivers ${N} callbacks with two runners: each exactly once, one attempt eac
   expect(sentBy.b).toBeGreaterThan(0);
 });
 
-it('one attempt raced by two runs at once: the compare-and-set lets one claim it, the other is SKIPPED', async () => {
+it('one delivery attempted by two runs at once: the lease lets one claim and send it, the other is SKIPPED without sending', async () => {
   const hitsBefore = rx.hitsFor('/many').length;
-  // Its job an hour away, so that only the two runs below attempt it.
+  // Due an hour from now, so that only the two runs below attempt it.
   const id = await t.db.db.transaction((tx) =>
     enqueueCallback(tx, { businessId: t.business.businessId, kind: 'WITHDRAWAL', subjectId: randomUUID(), url: rx.url('/many'), body: { race: true } }, new Date(Date.now() + 3_600_000)),
   );
@@ -113,7 +113,28 @@ it('one attempt raced by two runs at once: the compare-and-set lets one claim it
   const attempts = await t.db.db.select().from(callbackAttempts).where(eq(callbackAttempts.deliveryId, id));
   expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([[1, 200]]);
   const [delivery] = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.id, id));
-  expect([delivery!.status, delivery!.attempts]).toEqual(['DELIVERED', 1]);
-  // Both runs had read it PENDING, so both sent it (the receiver dedupes by webhook-id); one is logged.
-  expect(rx.hitsFor('/many').length - hitsBefore).toBe(2);
+  expect([delivery!.status, delivery!.attempts, delivery!.lockedUntil]).toEqual(['DELIVERED', 1, null]);
+  expect(rx.hitsFor('/many').length - hitsBefore).toBe(1);
+});
+
+it('a claim whose lease ran out is taken over; the first holder’s late outcome is not logged twice (compare-and-set)', async () => {
+  const hitsBefore = rx.hitsFor('/many').length;
+  const id = await t.db.db.transaction((tx) =>
+    enqueueCallback(tx, { businessId: t.business.businessId, kind: 'WITHDRAWAL', subjectId: randomUUID(), url: rx.url('/many'), body: { lease: true } }, new Date(Date.now() + 3_600_000)),
+  );
+  const [first] = await claimDue(t.deps, 1, id);
+  expect(first?.id).toBe(id);
+  // Held: no one else takes it.
+  expect(await claimDue(t.deps, 1, id)).toEqual([]);
+  // Its holder stalls past the lease (a dead or frozen worker): another takes it over and delivers.
+  await t.db.db.update(callbackDeliveries).set({ lockedUntil: new Date(Date.now() - 1) }).where(eq(callbackDeliveries.id, id));
+  const [second] = await claimDue(t.deps, 1, id);
+  expect(second?.id).toBe(id);
+  expect(await attemptClaimed(t.deps, second!)).toBe('DELIVERED');
+  // The first holder wakes up and sends too (the receiver dedupes by webhook-id); its outcome is not logged.
+  expect(await attemptClaimed(t.deps, first!)).toBe('SKIPPED');
+  const attempts = await t.db.db.select().from(callbackAttempts).where(eq(callbackAttempts.deliveryId, id));
+  expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([[1, 200]]);
+  const hits = rx.hitsFor('/many').slice(hitsBefore);
+  expect(hits.map((h) => h.headers['webhook-id'])).toEqual([first!.webhookId, first!.webhookId]);
 });
