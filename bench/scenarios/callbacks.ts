@@ -69,6 +69,15 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   const deps = buildDeps(config, ctx.database, parseMasterKey(ctx.masterKeyHex));
   const { db, sql } = ctx.database;
   const receiver = await ctx.receiver();
+  /**
+   * ANALYZE a table after a phase's burst of rows, as autovacuum does within its naptime (a
+   * minute) in a running installation. Without it, whether a phase ran on statistics from before
+   * its 10,000 rows depended on autovacuum's timing: graphile-worker's job fetch then sorted the
+   * whole job table (no-op jobs 730–776/s against 3,100–3,300/s, 2.15 ms of PostgreSQL CPU a job),
+   * and the failing-receiver phase fell 17 s behind (2 of 4 full runs). Kassa's phases and the
+   * no-op limit get the same.
+   */
+  const freshStatistics = (table: string) => sql.unsafe(`analyze ${table}`);
 
   /**
    * Enqueue deliveries (batches of BATCH per transaction, pipelined inside); `at(i)` is each first
@@ -96,6 +105,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   const enqueueStarted = performance.now();
   const now = new Date();
   await enqueueAll(n, '/ok', () => now);
+  await freshStatistics('callback_deliveries');
   const enqueueMsPer = (performance.now() - enqueueStarted) / n;
 
   options.log(`  callbacks: draining ${n} with the Kassa worker (concurrency ${options.workerConcurrency})`);
@@ -135,6 +145,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
     const task = 'bench_noop';
     options.log(`  callbacks: ${n} no-op graphile-worker jobs (concurrency ${options.workerConcurrency})`);
     await sql`select graphile_worker.add_job(${task}, '{}'::json) from generate_series(1, ${n}::int)`;
+    await freshStatistics('graphile_worker._private_jobs');
     const events: WorkerEvents = new EventEmitter() as WorkerEvents;
     let done = 0;
     let end = 0;
@@ -186,6 +197,7 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   options.log(`  callbacks: ${n} deliveries waiting for a later first attempt (the backlog)`);
   const later = new Date(Date.now() + 3_600_000);
   await enqueueAll(n, '/later', () => later, 'PAYMENT');
+  await freshStatistics('callback_deliveries');
   // The worker first, then the schedule: the first attempt is planned once enqueueing is surely done.
   const flakyWorker = await startWorker(deps, { concurrency: options.workerConcurrency, crontab: false });
   const stopFlakyWorker = ctx.cleanup.add('Kassa worker (failing receiver)', () => flakyWorker.stop());
