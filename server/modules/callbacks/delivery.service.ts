@@ -73,8 +73,6 @@ export type AttemptOutcome = 'DELIVERED' | 'RETRY' | 'EXPIRED' | 'SKIPPED';
 /** A claimed delivery with what signing it needs (the sealed secrets). */
 export type ClaimedDelivery = {
   id: string;
-  kind: string;
-  subjectId: string;
   webhookId: string;
   url: string;
   body: string;
@@ -103,17 +101,18 @@ export const leaseMs = (deps: Deps) => deps.config.callbackTimeoutMs + 60_000;
  */
 export async function claimDue(deps: Deps, limit: number, only?: string): Promise<ClaimedDelivery[]> {
   const now = deps.now();
+  const at = sql`${now.toISOString()}::timestamptz`;
   const until = new Date(now.getTime() + leaseMs(deps));
   const rows = await executePrepared<Record<string, unknown>>(deps.database, sql`
     with due as (
       select d.id from callback_deliveries d
       where d.status = 'PENDING'
-        and ${only === undefined ? sql`d.next_attempt_at <= ${now.toISOString()}::timestamptz` : sql`d.id = ${only ?? null}::uuid`}
-        and (d.locked_until is null or d.locked_until <= ${now.toISOString()}::timestamptz)
+        and ${only === undefined ? sql`d.next_attempt_at <= ${at}` : sql`d.id = ${only}::uuid`}
+        and (d.locked_until is null or d.locked_until <= ${at})
         and not exists (
           select 1 from callback_deliveries e
           where e.subject_id = d.subject_id and e.status = 'PENDING' and e.seq < d.seq
-            and (e.next_attempt_at <= ${now.toISOString()}::timestamptz or e.locked_until > ${now.toISOString()}::timestamptz)
+            and (e.next_attempt_at <= ${at} or e.locked_until > ${at})
         )
       order by d.next_attempt_at
       limit ${limit}::int
@@ -121,17 +120,15 @@ export async function claimDue(deps: Deps, limit: number, only?: string): Promis
     ), claimed as (
       update callback_deliveries d set locked_until = ${until.toISOString()}::timestamptz
       from due where d.id = due.id
-      returning d.id, d.business_id, d.kind, d.subject_id, d.webhook_id, d.url, d.body, d.attempts, d.cycle_start_attempt,
+      returning d.id, d.business_id, d.webhook_id, d.url, d.body, d.attempts, d.cycle_start_attempt,
         d.first_attempt_at, d.next_attempt_at
     )
-    select c.id, c.kind, c.subject_id, c.webhook_id, c.url, c.body, c.attempts, c.cycle_start_attempt,
+    select c.id, c.webhook_id, c.url, c.body, c.attempts, c.cycle_start_attempt,
       c.first_attempt_at, c.next_attempt_at, b.callback_secret_enc as secret, p.secret_enc as previous_secret, p.expires_at as previous_expires_at
     from claimed c join businesses b on b.id = c.business_id
     left join previous_callback_secrets p on p.business_id = c.business_id`);
   return rows.map((r) => ({
     id: r.id as string,
-    kind: r.kind as string,
-    subjectId: r.subject_id as string,
     webhookId: r.webhook_id as string,
     url: r.url as string,
     body: r.body as string,
