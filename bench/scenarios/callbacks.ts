@@ -70,12 +70,12 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   const { db, sql } = ctx.database;
   const receiver = await ctx.receiver();
   /**
-   * ANALYZE a table after a phase's burst of rows, as autovacuum does within its naptime (a
-   * minute) in a running installation. Without it, whether a phase ran on statistics from before
-   * its 10,000 rows depended on autovacuum's timing: graphile-worker's job fetch then sorted the
-   * whole job table (no-op jobs 730–776/s against 3,100–3,300/s, 2.15 ms of PostgreSQL CPU a job),
-   * and the failing-receiver phase fell 17 s behind (2 of 4 full runs). Kassa's phases and the
-   * no-op limit get the same.
+   * ANALYZE graphile-worker's job table after the no-op limit's burst of jobs, as autovacuum does
+   * within its naptime (a minute) in a running installation. Without it, whether the limit ran on
+   * statistics from before its 10,000 rows depended on autovacuum's timing: its job fetch then
+   * sorted the whole job table (730–776 jobs/s against 3,100–3,300/s, 2.15 ms of PostgreSQL CPU a
+   * job). Kassa's phases get no such help: its dispatcher analyzes callback_deliveries itself at
+   * start and after a burst (delivery.service.ts `refreshStaleStatistics`).
    */
   const freshStatistics = (table: string) => sql.unsafe(`analyze ${table}`);
 
@@ -105,7 +105,6 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   const enqueueStarted = performance.now();
   const now = new Date();
   await enqueueAll(n, '/ok', () => now);
-  await freshStatistics('callback_deliveries');
   const enqueueMsPer = (performance.now() - enqueueStarted) / n;
 
   options.log(`  callbacks: draining ${n} with the Kassa worker (concurrency ${options.workerConcurrency})`);
@@ -197,7 +196,6 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   options.log(`  callbacks: ${n} deliveries waiting for a later first attempt (the backlog)`);
   const later = new Date(Date.now() + 3_600_000);
   await enqueueAll(n, '/later', () => later, 'PAYMENT');
-  await freshStatistics('callback_deliveries');
   // The worker first, then the schedule: the first attempt is planned once enqueueing is surely done.
   const flakyWorker = await startWorker(deps, { concurrency: options.workerConcurrency, crontab: false });
   const stopFlakyWorker = ctx.cleanup.add('Kassa worker (failing receiver)', () => flakyWorker.stop());

@@ -210,6 +210,27 @@ export async function nextDueAt(deps: Deps): Promise<Date | null> {
   return row ? new Date(row.at) : null;
 }
 
+/**
+ * Rows changed since the last ANALYZE above which a dispatcher analyzes `callback_deliveries`
+ * itself. On statistics from before a burst (autovacuum looks once a minute), the claim planned a
+ * bitmap scan, an anti-join and a sort of every due row: 4 ms for a claim with 2,000 due, against
+ * 0.3 ms on fresh statistics (EXPLAIN ANALYZE, round 7).
+ */
+export const STALE_STATISTICS_ROWS = 5_000;
+
+/**
+ * ANALYZE `callback_deliveries` when more than STALE_STATISTICS_ROWS rows changed since its last
+ * analyze; true when it did. A database user that does not own the table gets a warning from
+ * PostgreSQL and nothing else (autovacuum still does it in its own time).
+ */
+export async function refreshStaleStatistics(deps: Deps): Promise<boolean> {
+  const [row] = await deps.database.sql<{ changed: string | null }[]>`
+    select n_mod_since_analyze as changed from pg_stat_user_tables where relid = 'callback_deliveries'::regclass`;
+  if (!row || Number(row.changed ?? 0) < STALE_STATISTICS_ROWS) return false;
+  await deps.database.sql`analyze callback_deliveries`;
+  return true;
+}
+
 /** Give back claims that were not attempted (a stopping dispatcher), for another to take at once. */
 export async function releaseClaims(deps: Deps, ids: string[]): Promise<void> {
   if (ids.length === 0) return;

@@ -12,7 +12,7 @@
  */
 import type { CallbacksDeps as Deps } from './ports.js';
 import {
-  attemptClaimed, CALLBACK_DUE_CHANNEL, claimDue, nextDueAt, releaseClaims, type ClaimedDelivery,
+  attemptClaimed, CALLBACK_DUE_CHANNEL, claimDue, nextDueAt, refreshStaleStatistics, releaseClaims, type ClaimedDelivery,
 } from './delivery.service.js';
 
 export type DispatcherOptions = {
@@ -26,6 +26,8 @@ export type DispatcherOptions = {
    */
   maxSleepMs?: number;
   minSleepMs?: number;
+  /** How often it looks whether a burst of deliveries has made the table's statistics stale. */
+  statisticsEveryMs?: number;
 };
 
 export type CallbackDispatcher = {
@@ -36,7 +38,7 @@ export type CallbackDispatcher = {
 };
 
 export async function startCallbackDispatcher(deps: Deps, options: DispatcherOptions): Promise<CallbackDispatcher> {
-  const { concurrency, maxSleepMs = 5_000, minSleepMs = 200 } = options;
+  const { concurrency, maxSleepMs = 5_000, minSleepMs = 200, statisticsEveryMs = 10_000 } = options;
   const waiting: ClaimedDelivery[] = [];
   const running = new Set<Promise<void>>();
   let claiming = false;
@@ -102,6 +104,18 @@ export async function startCallbackDispatcher(deps: Deps, options: DispatcherOpt
     })();
   }
 
+  // A burst of deliveries after a quiet time (or a backlog found at start): the claim's plan needs
+  // statistics that know them.
+  let analyzing: Promise<unknown> = Promise.resolve();
+  const refreshStatistics = () => {
+    analyzing = refreshStaleStatistics(deps).catch((error: unknown) =>
+      deps.log.warn({ err: error, component: 'callbacks' }, 'analyzing callback_deliveries failed'),
+    );
+  };
+  refreshStatistics();
+  const statistics = setInterval(refreshStatistics, statisticsEveryMs);
+  statistics.unref();
+
   // Woken at once by a new delivery anywhere, and on every (re)connect of the listening connection.
   const { unlisten } = await deps.database.sql.listen(CALLBACK_DUE_CHANNEL, wake, wake);
   wake();
@@ -111,6 +125,8 @@ export async function startCallbackDispatcher(deps: Deps, options: DispatcherOpt
     async stop() {
       stopping = true;
       clearTimeout(timer);
+      clearInterval(statistics);
+      await analyzing;
       await unlisten().catch(() => {});
       while (claiming) await new Promise((resolve) => setTimeout(resolve, 10));
       const unstarted = waiting.splice(0);
