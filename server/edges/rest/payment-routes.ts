@@ -5,7 +5,7 @@ import { notFound } from '../../platform/errors.js';
 import { UUID_RE } from '../../platform/validate.js';
 import {
   CreatedPaymentResponseSchema, CreatePaymentSchema, ListPaymentsQuerySchema, PaymentListSchema, PaymentRecordSchema,
-  createPayment, getPayment, listPayments,
+  createPayment, getPaymentJson, listPayments,
 } from '../../modules/payments/index.js';
 import { SHARED_ERRORS, defineRoute, type AnyRoute, type ErrorCase } from './route.js';
 import { EXAMPLE_PAYMENT_ID, examplePayment, examplePaymentRequest } from './examples.js';
@@ -58,9 +58,11 @@ export function paymentRoutes(deps: Deps): AnyRoute[] {
       response: PaymentRecordSchema,
       errors: [{ status: 404, code: 'NOT_FOUND', when: 'no payment with this id for this business; a path without an id (GET /v1/payments/) says so' }],
       example: { response: examplePayment },
-      handler: async ({ params, caller }) => {
+      handler: async ({ params, caller, reply }) => {
         if (!UUID_RE.test(params.paymentId)) throw notFound(`No payment ${params.paymentId}: a paymentId is a UUID such as ${EXAMPLE_PAYMENT_ID}.`);
-        return getPayment(deps, caller.businessId, params.paymentId.toLowerCase(), caller.proof);
+        // Already JSON (the read cache keeps the text): sent as it is.
+        reply.type('application/json; charset=utf-8');
+        return getPaymentJson(deps, caller.businessId, params.paymentId.toLowerCase(), caller.proof);
       },
     }),
     defineRoute({

@@ -9,6 +9,7 @@ export * from './list-payments.schema.js';
 export * from './live-updates.js';
 export * from './payment-record.rules.js';
 export * from './payment-record.schema.js';
+export * from './payment-read-cache.js';
 export * from './payment-reevaluation.js';
 export * from './payment-states.rules.js';
 export * from './payment-status.rules.js';

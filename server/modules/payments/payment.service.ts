@@ -29,6 +29,7 @@ import { priceCrypto, priceFiat, priceInCrypto } from './pricing.js';
 import { assertAboveMinimum } from './minimum.rules.js';
 import { transitionPayment } from './payment-transition.js';
 import { collectDeposits, loadDeposits, type LoadedDeposits } from './deposit-reads.js';
+import { cachedPaymentJson } from './payment-read-cache.js';
 import { paymentActuals, toDepositRecord } from './deposit-record.rules.js';
 
 /**
@@ -337,6 +338,11 @@ export async function getPayment(deps: Deps, businessId: string, paymentId: stri
     throw notFound(`Payment ${paymentId} not found.`);
   }
   return recordsOf([rows[0].payment], collectDeposits(rows), deps.config.publicUrl)[0]!;
+}
+
+/** `getPayment` as the JSON text of the answer, from this process's read cache while the payment is unchanged. */
+export function getPaymentJson(deps: Deps, businessId: string, paymentId: string, proof?: CallerProof): Promise<string> {
+  return cachedPaymentJson(deps, businessId, paymentId, proof, () => getPayment(deps, businessId, paymentId, proof));
 }
 
 export type ListPaymentsQuery = { clientPaymentId?: string; status?: PaymentStatus; limit: number; cursor?: string };
