@@ -4,7 +4,9 @@
  * Under load each create was its own round trip and its own commit: a socket write and a parse in
  * Kassa, a receive, a plan, a commit and a send in PostgreSQL. A batch makes them one per batch
  * (bench scenario 1, alternating runs: 1,522 → 1,665 creates/s, PostgreSQL CPU 0.41 → 0.31 ms a
- * create). Reads and callback attempts were measured batched too, without a gain: they are not.
+ * create). Callback outcomes are batched too, since the dispatcher (worker CPU 0.35 → 0.30 ms and
+ * PostgreSQL CPU 0.38 → 0.29 ms a delivery, bench scenario 3); reads were measured batched without a
+ * gain and are not.
  *
  * A batch is sent on the next turn of the event loop (`setImmediate`: after the requests read in
  * the same poll phase have reached it), or when `maxSize` items wait. While `maxInFlight` batches

@@ -5,8 +5,8 @@
  * The delivery row is the whole schedule: it is written in the transaction
  * that records the change it reports (`enqueueCallback`), PENDING with its
  * next_attempt_at. The worker's dispatcher (dispatcher.ts) claims due rows
- * in batches with a lease (`claimDue`), POSTs each and writes each outcome in
- * one statement (`recordOutcome`): the attempt logged, and the delivery
+ * in batches with a lease (`claimDue`), POSTs each and writes the outcomes of
+ * the same moment in one statement (`recordOutcome`): each attempt logged, and the delivery
  * DELIVERED, EXPIRED, or PENDING again at its next slot. No job is added per
  * attempt, so a retry costs one UPDATE, and a dead worker loses nothing: its
  * lease runs out and another dispatcher claims the row.
@@ -19,7 +19,8 @@
  * claim reads the due index and the subject index.
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
-import { executePrepared, type Queryable } from '../../../db/client.js';
+import { executePrepared, preparedPerPool, type Database, type Queryable } from '../../../db/client.js';
+import { batched } from '../../platform/batch.js';
 import { callbackAttempts, callbackDeliveries } from '../../../db/schema.js';
 import type { CallbacksDeps as Deps, PostResult } from './ports.js';
 import { KassaError, notFound } from '../../platform/errors.js';
@@ -153,11 +154,59 @@ export async function attemptClaimed(deps: Deps, delivery: ClaimedDelivery): Pro
   return recordOutcome(deps, delivery, startedAt, result);
 }
 
+/** One attempt's outcome as the batched statement takes it: every value as text (see OUTCOMES). */
+type OutcomeRow = {
+  id: string; prevAttempts: number; attempt: number; status: string; nextAt: string | null; deliveredAt: string | null;
+  startedAt: string; plannedAt: string; statusCode: number | null; latencyMs: number | null; error: string | null;
+};
+
 /**
- * The outcome of one attempt, in one statement (atomic without BEGIN/COMMIT): a compare-and-set
- * on the attempt count (if another dispatcher logged this attempt, nothing happens), the attempt
- * logged, the lease released, and the delivery DELIVERED, EXPIRED, or PENDING at its next slot.
+ * Outcomes of several attempts in one statement (atomic without BEGIN/COMMIT): for each, a
+ * compare-and-set on the attempt count (if another dispatcher logged this attempt, nothing
+ * happens to that one), the attempt logged, the lease released, and the delivery DELIVERED,
+ * EXPIRED, or PENDING at its next slot. Every array is text[] and cast here: postgres.js types an
+ * array parameter by its first element.
  */
+const OUTCOMES = `
+  with v as (
+    select v.id::uuid as id, v.prev_attempts::int as prev_attempts, v.attempt::int as attempt, v.status,
+      v.next_at::timestamptz as next_at, v.delivered_at::timestamptz as delivered_at, v.started_at::timestamptz as started_at,
+      v.planned_at::timestamptz as planned_at, v.status_code::int as status_code, v.latency_ms::int as latency_ms, v.error
+    from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+      as v(id, prev_attempts, attempt, status, next_at, delivered_at, started_at, planned_at, status_code, latency_ms, error)
+  ), claimed as (
+    update callback_deliveries d
+    set attempts = v.attempt, status = v.status, next_attempt_at = v.next_at, delivered_at = v.delivered_at, locked_until = null
+    from v where d.id = v.id and d.attempts = v.prev_attempts and d.status = 'PENDING'
+    returning d.id
+  ), logged as (
+    insert into callback_attempts (delivery_id, attempt, started_at, planned_at, status_code, latency_ms, error)
+    select v.id, v.attempt, v.started_at, v.planned_at, v.status_code, v.latency_ms, v.error from v join claimed c on c.id = v.id
+  )
+  select id from claimed`;
+
+const text = (value: string | number | null) => (value === null ? null : String(value));
+
+/**
+ * Each pool's batcher of outcomes: the outcomes that arrive in the same turn of the event loop
+ * share a statement (up to 32; while 2 batches are at the database the next one gathers).
+ */
+const outcomeBatch = preparedPerPool((database: Database) =>
+  batched<OutcomeRow, boolean>(async (items) => {
+    // One delivery twice in a batch (two holders of one process racing) would be updated once and
+    // reported written twice (its attempt logged twice, which the unique attempt index refuses):
+    // refused here without a round trip, so `batched` runs them one at a time.
+    if (new Set(items.map((item) => item.id)).size !== items.length) throw new Error('a delivery twice in one batch of outcomes');
+    const ordered = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const columns: (keyof OutcomeRow)[] = ['id', 'prevAttempts', 'attempt', 'status', 'nextAt', 'deliveredAt', 'startedAt', 'plannedAt', 'statusCode', 'latencyMs', 'error'];
+    const params = columns.map((column) => ordered.map((item) => text(item[column])));
+    const written = await database.sql.unsafe<{ id: string }[]>(OUTCOMES, params as never[], { prepare: true });
+    const ids = new Set(written.map((row) => row.id));
+    return items.map((item) => ids.has(item.id));
+  }, { maxSize: 32, maxInFlight: 2 }),
+);
+
+/** The outcome of one attempt (batched with those of the same moment, see OUTCOMES). */
 async function recordOutcome(deps: Deps, delivery: ClaimedDelivery, startedAt: Date, result: PostResult): Promise<AttemptOutcome> {
   const attempt = delivery.attempts + 1;
   const interval = deps.config.callbackRetryIntervalS;
@@ -169,21 +218,20 @@ async function recordOutcome(deps: Deps, delivery: ClaimedDelivery, startedAt: D
   const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
   const next = delivered ? null : nextAttemptAt(delivery.firstAttemptAt, attempt - delivery.cycleStartAttempt, deps.now(), interval, deps.config.callbackRetryWindowS);
   const outcome: AttemptOutcome = delivered ? 'DELIVERED' : next ? 'RETRY' : 'EXPIRED';
-  const [row] = await executePrepared<{ claimed: number }>(deps.database, sql`
-    with claimed as (
-      update callback_deliveries
-      set attempts = ${attempt}, status = ${outcome === 'RETRY' ? 'PENDING' : outcome}, next_attempt_at = ${next?.toISOString() ?? null}::timestamptz,
-        delivered_at = ${delivered ? deps.now().toISOString() : null}::timestamptz, locked_until = null
-      where id = ${delivery.id} and attempts = ${delivery.attempts} and status = 'PENDING'
-      returning id
-    ), logged as (
-      insert into callback_attempts (delivery_id, attempt, started_at, planned_at, status_code, latency_ms, error)
-      select id, ${attempt}, ${startedAt.toISOString()}::timestamptz, ${plannedAt.toISOString()}::timestamptz,
-        ${result.statusCode}::int, ${result.latencyMs}::int, ${result.error}::text
-      from claimed
-    )
-    select count(*)::int as claimed from claimed`);
-  return row?.claimed ? outcome : 'SKIPPED';
+  const written = await outcomeBatch(deps.database)({
+    id: delivery.id,
+    prevAttempts: delivery.attempts,
+    attempt,
+    status: outcome === 'RETRY' ? 'PENDING' : outcome,
+    nextAt: next?.toISOString() ?? null,
+    deliveredAt: delivered ? deps.now().toISOString() : null,
+    startedAt: startedAt.toISOString(),
+    plannedAt: plannedAt.toISOString(),
+    statusCode: result.statusCode,
+    latencyMs: result.latencyMs,
+    error: result.error,
+  });
+  return written ? outcome : 'SKIPPED';
 }
 
 /**

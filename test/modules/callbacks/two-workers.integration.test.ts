@@ -138,3 +138,40 @@ it('a claim whose lease ran out is taken over; the first holder’s late outcome
   const hits = rx.hitsFor('/many').slice(hitsBefore);
   expect(hits.map((h) => h.headers['webhook-id'])).toEqual([first!.webhookId, first!.webhookId]);
 });
+
+it('outcomes written together (one statement for those of the same moment) stay compare-and-set per delivery: two holders of one delivery log one attempt', async () => {
+  const hitsBefore = rx.hitsFor('/many').length;
+  const ids = await t.db.db.transaction((tx) =>
+    Promise.all(
+      Array.from({ length: 3 }, (_, i) =>
+        enqueueCallback(tx, { businessId: t.business.businessId, kind: 'WITHDRAWAL', subjectId: randomUUID(), url: rx.url('/many'), body: { batch: i } }, new Date(Date.now() + 3_600_000)),
+      ),
+    ),
+  );
+  const claimed = await Promise.all(ids.map(async (id) => (await claimDue(t.deps, 1, id))[0]!));
+  // The same claim attempted twice at once (a holder that stalled and one that took over, in one
+  // process), with two other deliveries. A sender that holds every answer until all four POSTs are
+  // answered makes the four outcomes arrive in the same turn of the event loop: one batch.
+  let answered = 0;
+  let openGate!: () => void;
+  const gate = new Promise<void>((resolve) => (openGate = resolve));
+  const sender = t.deps.callbacks;
+  const gated = {
+    post: async (...args: Parameters<CallbackSender['post']>) => {
+      const result = await sender.post(...args);
+      if (++answered === 4) openGate();
+      await gate;
+      return result;
+    },
+    close: () => Promise.resolve(),
+  } as unknown as CallbackSender;
+  const deps = { ...t.deps, callbacks: gated };
+  const outcomes = await Promise.all([attemptClaimed(deps, claimed[0]!), attemptClaimed(deps, claimed[0]!), attemptClaimed(deps, claimed[1]!), attemptClaimed(deps, claimed[2]!)]);
+  expect(outcomes.slice(0, 2).sort()).toEqual(['DELIVERED', 'SKIPPED']);
+  expect(outcomes.slice(2)).toEqual(['DELIVERED', 'DELIVERED']);
+  const attempts = await t.db.db.select().from(callbackAttempts).where(inArray(callbackAttempts.deliveryId, ids));
+  expect(attempts.map((a) => [ids.indexOf(a.deliveryId), a.attempt, a.statusCode]).sort()).toEqual([[0, 1, 200], [1, 1, 200], [2, 1, 200]]);
+  const rows = await t.db.db.select().from(callbackDeliveries).where(inArray(callbackDeliveries.id, ids));
+  expect(rows.map((d) => [d.status, d.attempts, d.lockedUntil])).toEqual([['DELIVERED', 1, null], ['DELIVERED', 1, null], ['DELIVERED', 1, null]]);
+  expect(rx.hitsFor('/many').length - hitsBefore).toBe(4);
+});
