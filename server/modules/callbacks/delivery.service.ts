@@ -268,12 +268,13 @@ export const STALE_STATISTICS_ROWS = 5_000;
 
 /**
  * ANALYZE `callback_deliveries` when more than STALE_STATISTICS_ROWS rows changed since its last
- * analyze; true when it did. A database user that does not own the table gets a warning from
- * PostgreSQL and nothing else (autovacuum still does it in its own time).
+ * analyze; true when it did. Only a database user that owns the table (or is a member of its
+ * owner) may analyze it; any other leaves it to autovacuum, as before.
  */
 export async function refreshStaleStatistics(deps: Deps): Promise<boolean> {
   const [row] = await deps.database.sql<{ changed: string | null }[]>`
-    select n_mod_since_analyze as changed from pg_stat_user_tables where relid = 'callback_deliveries'::regclass`;
+    select s.n_mod_since_analyze as changed from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+    where s.relid = 'callback_deliveries'::regclass and pg_has_role(c.relowner, 'USAGE')`;
   if (!row || Number(row.changed ?? 0) < STALE_STATISTICS_ROWS) return false;
   await deps.database.sql`analyze callback_deliveries`;
   return true;

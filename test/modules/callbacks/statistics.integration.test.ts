@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   refreshStaleStatistics, STALE_STATISTICS_ROWS, startCallbackDispatcher, type CallbackDispatcher,
 } from '../../../server/modules/callbacks/index.js';
+import { connect } from '../../../db/client.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
 import { eventually } from '../../helpers/worker.js';
 
@@ -73,6 +74,29 @@ describe('statistics of callback_deliveries after a burst', () => {
       await eventually(async () => (await analyzeCount()) > before, 10_000, 'the dispatcher to analyze callback_deliveries');
     } finally {
       await dispatcher?.stop();
+    }
+  });
+
+  it('a database user that does not own the table leaves it to autovacuum', async () => {
+    await insertDelivered(STALE_STATISTICS_ROWS + 100);
+    await eventually(async () => (await t.db.db.execute(sql`select 1 from pg_stat_user_tables where relid = 'callback_deliveries'::regclass and n_mod_since_analyze >= ${STALE_STATISTICS_ROWS}`)).length > 0);
+    const role = `kassa_reader_${Date.now()}`;
+    await t.db.sql.unsafe(`create role ${role} login password 'reader'`);
+    await t.db.sql.unsafe(`grant select on all tables in schema public to ${role}`);
+    const url = new URL(t.db.url);
+    url.username = role;
+    url.password = 'reader';
+    const reader = connect(url.toString(), { max: 1 });
+    try {
+      const before = await analyzeCount();
+      expect(await refreshStaleStatistics({ ...t.deps, database: reader })).toBe(false);
+      expect(await analyzeCount()).toBe(before);
+      // The owner does it.
+      expect(await refreshStaleStatistics(t.deps)).toBe(true);
+    } finally {
+      await reader.close();
+      await t.db.sql.unsafe(`drop owned by ${role}`);
+      await t.db.sql.unsafe(`drop role ${role}`);
     }
   });
 });
