@@ -181,6 +181,10 @@ it('a payment’s later callback waits while a dead worker holds its earlier one
   await t.db.db.update(callbackDeliveries).set({ lockedUntil: new Date(Date.now() - 1_000) }).where(eq(callbackDeliveries.id, first));
   await eventually(async () => rx.hitsFor('/ordered').length === 2, 15_000, 'both callbacks to be delivered');
   expect(rx.hitsFor('/ordered').map((h) => JSON.parse(h.body).status)).toEqual(['PENDING', 'COMPLETED']);
-  const done = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.subjectId, paymentId));
+  // The outcome is written after the receiver answered: wait for the second one's too.
+  const done = await eventually(async () => {
+    const rows = await t.db.db.select().from(callbackDeliveries).where(eq(callbackDeliveries.subjectId, paymentId));
+    return rows.every((d) => d.status !== 'PENDING') ? rows : null;
+  }, 10_000, 'both outcomes to be written');
   expect(done.map((d) => [d.id === first ? 'first' : d.id === second ? 'second' : '?', d.status]).sort()).toEqual([['first', 'DELIVERED'], ['second', 'DELIVERED']]);
 });
