@@ -69,15 +69,6 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
   const deps = buildDeps(config, ctx.database, parseMasterKey(ctx.masterKeyHex));
   const { db, sql } = ctx.database;
   const receiver = await ctx.receiver();
-  /**
-   * ANALYZE graphile-worker's job table after the no-op limit's burst of jobs, as autovacuum does
-   * within its naptime (a minute) in a running installation. Without it, whether the limit ran on
-   * statistics from before its 10,000 rows depended on autovacuum's timing: its job fetch then
-   * sorted the whole job table (730–776 jobs/s against 3,100–3,300/s, 2.15 ms of PostgreSQL CPU a
-   * job). Kassa's phases get no such help: its dispatcher analyzes callback_deliveries itself at
-   * start and after a burst (delivery.service.ts `refreshStaleStatistics`).
-   */
-  const freshStatistics = (table: string) => sql.unsafe(`analyze ${table}`);
 
   /**
    * Enqueue deliveries (batches of BATCH per transaction, pipelined inside); `at(i)` is each first
@@ -144,7 +135,13 @@ export async function callbacksScenario(ctx: BenchContext): Promise<Row[]> {
     const task = 'bench_noop';
     options.log(`  callbacks: ${n} no-op graphile-worker jobs (concurrency ${options.workerConcurrency})`);
     await sql`select graphile_worker.add_job(${task}, '{}'::json) from generate_series(1, ${n}::int)`;
-    await freshStatistics('graphile_worker._private_jobs');
+    // ANALYZE graphile-worker's job table after the burst, as autovacuum does within its naptime (a
+    // minute) in a running installation. Without it, whether the limit ran on statistics from before
+    // its 10,000 rows depended on autovacuum's timing: its job fetch then sorted the whole job table
+    // (730–776 jobs/s against 3,100–3,300/s, 2.15 ms of PostgreSQL CPU a job). Kassa's phases get no
+    // such help: its dispatcher analyzes callback_deliveries itself at start and after a burst
+    // (delivery.service.ts `refreshStaleStatistics`).
+    await sql`analyze graphile_worker._private_jobs`;
     const events: WorkerEvents = new EventEmitter() as WorkerEvents;
     let done = 0;
     let end = 0;

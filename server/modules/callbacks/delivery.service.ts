@@ -138,8 +138,9 @@ export async function claimDue(deps: Deps, limit: number, only?: string): Promis
     firstAttemptAt: new Date(r.first_attempt_at as string),
     nextAttemptAt: r.next_attempt_at === null ? null : new Date(r.next_attempt_at as string),
     secret: r.secret as string,
-    previousSecret: (r.previous_secret as string | null) ?? null,
-    previousExpiresAt: r.previous_expires_at === null || r.previous_expires_at === undefined ? null : new Date(r.previous_expires_at as string),
+    // Null when the business has no previous secret (the left join).
+    previousSecret: r.previous_secret as string | null,
+    previousExpiresAt: r.previous_expires_at === null ? null : new Date(r.previous_expires_at as string),
   }));
 }
 

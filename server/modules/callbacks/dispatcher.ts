@@ -41,7 +41,8 @@ export async function startCallbackDispatcher(deps: Deps, options: DispatcherOpt
   const { concurrency, maxSleepMs = 5_000, minSleepMs = 200, statisticsEveryMs = 10_000 } = options;
   const waiting: ClaimedDelivery[] = [];
   const running = new Set<Promise<void>>();
-  let claiming = false;
+  /** The claiming run in progress (one at a time; a wake-up during it asks for another pass). */
+  let claimRun: Promise<void> | null = null;
   let again = false;
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
@@ -83,12 +84,11 @@ export async function startCallbackDispatcher(deps: Deps, options: DispatcherOpt
 
   function wake() {
     if (stopping) return;
-    if (claiming) {
+    if (claimRun) {
       again = true;
       return;
     }
-    claiming = true;
-    void (async () => {
+    claimRun = (async () => {
       try {
         do {
           again = false;
@@ -99,13 +99,17 @@ export async function startCallbackDispatcher(deps: Deps, options: DispatcherOpt
         clearTimeout(timer);
         if (!stopping) timer = setTimeout(wake, 1_000);
       } finally {
-        claiming = false;
+        claimRun = null;
       }
     })();
   }
 
+  // Woken at once by a new delivery anywhere, and on every (re)connect of the listening connection.
+  const { unlisten } = await deps.database.sql.listen(CALLBACK_DUE_CHANNEL, wake, wake);
+  wake();
+
   // A burst of deliveries after a quiet time (or a backlog found at start): the claim's plan needs
-  // statistics that know them.
+  // statistics that know them. Started once listening succeeded, so a failed start leaves no timer.
   let analyzing: Promise<unknown> = Promise.resolve();
   const refreshStatistics = () => {
     analyzing = refreshStaleStatistics(deps).catch((error: unknown) =>
@@ -116,10 +120,6 @@ export async function startCallbackDispatcher(deps: Deps, options: DispatcherOpt
   const statistics = setInterval(refreshStatistics, statisticsEveryMs);
   statistics.unref();
 
-  // Woken at once by a new delivery anywhere, and on every (re)connect of the listening connection.
-  const { unlisten } = await deps.database.sql.listen(CALLBACK_DUE_CHANNEL, wake, wake);
-  wake();
-
   return {
     wake,
     async stop() {
@@ -128,7 +128,7 @@ export async function startCallbackDispatcher(deps: Deps, options: DispatcherOpt
       clearInterval(statistics);
       await analyzing;
       await unlisten().catch(() => {});
-      while (claiming) await new Promise((resolve) => setTimeout(resolve, 10));
+      await claimRun;
       const unstarted = waiting.splice(0);
       await Promise.all([...running, releaseClaims(deps, unstarted.map((d) => d.id))]);
     },

@@ -53,7 +53,6 @@ const STAMP = `select p.xmin::text || coalesce((
  * Written out once, not built per read (building it with drizzle's `sql` was ~6% of a read's CPU);
  * the key check is caller-proof.ts's own, with its values as parameters $3–$5.
  */
-const STAMP_PLAIN = STAMP;
 const STAMP_GUARDED = new PgDialect().sqlToQuery(
   sql`${sql.raw(STAMP)} and ${proofHolds({ apiKeyId: sql.raw('$3'), keyVersion: sql.raw('$4'), businessVersion: sql.raw('$5') })}`,
 ).sql;
@@ -65,7 +64,7 @@ const STAMP_GUARDED = new PgDialect().sqlToQuery(
 async function currentStamp(deps: Deps, businessId: string, paymentId: string, proof: CallerProof | undefined): Promise<string | null> {
   const rows = proof
     ? await deps.database.sql.unsafe<{ stamp: string }[]>(STAMP_GUARDED, [paymentId, businessId, proof.apiKeyId, proof.keyVersion, proof.businessVersion], { prepare: true })
-    : await deps.database.sql.unsafe<{ stamp: string }[]>(STAMP_PLAIN, [paymentId, businessId], { prepare: true });
+    : await deps.database.sql.unsafe<{ stamp: string }[]>(STAMP, [paymentId, businessId], { prepare: true });
   return rows[0]?.stamp ?? null;
 }
 

@@ -46,18 +46,22 @@ async function insertDelivered(count: number): Promise<void> {
   }
 }
 
+/** Until the statistics show at least `rows` changes since the last analyze (their flush is asynchronous). */
+const changedSinceAnalyze = (rows: number) =>
+  eventually(async () => (await t.db.db.execute(sql`select 1 from pg_stat_user_tables where relid = 'callback_deliveries'::regclass and n_mod_since_analyze >= ${rows}`)).length > 0);
+
 describe('statistics of callback_deliveries after a burst', () => {
   it(`are left to autovacuum below ${STALE_STATISTICS_ROWS} changed rows, and analyzed at once above`, async () => {
     await t.db.db.execute(sql`analyze callback_deliveries`);
     const before = await analyzeCount();
 
     await insertDelivered(STALE_STATISTICS_ROWS - 100);
-    await eventually(async () => (await t.db.db.execute(sql`select 1 from pg_stat_user_tables where relid = 'callback_deliveries'::regclass and n_mod_since_analyze > 0`)).length > 0);
+    await changedSinceAnalyze(1);
     expect(await refreshStaleStatistics(t.deps)).toBe(false);
     expect(await analyzeCount()).toBe(before);
 
     await insertDelivered(200);
-    await eventually(async () => (await t.db.db.execute(sql`select 1 from pg_stat_user_tables where relid = 'callback_deliveries'::regclass and n_mod_since_analyze >= ${STALE_STATISTICS_ROWS}`)).length > 0);
+    await changedSinceAnalyze(STALE_STATISTICS_ROWS);
     expect(await refreshStaleStatistics(t.deps)).toBe(true);
     expect(await analyzeCount()).toBe(before + 1);
     // Fresh now: the next look does nothing.
@@ -79,7 +83,7 @@ describe('statistics of callback_deliveries after a burst', () => {
 
   it('a database user that does not own the table leaves it to autovacuum', async () => {
     await insertDelivered(STALE_STATISTICS_ROWS + 100);
-    await eventually(async () => (await t.db.db.execute(sql`select 1 from pg_stat_user_tables where relid = 'callback_deliveries'::regclass and n_mod_since_analyze >= ${STALE_STATISTICS_ROWS}`)).length > 0);
+    await changedSinceAnalyze(STALE_STATISTICS_ROWS);
     const role = `kassa_reader_${Date.now()}`;
     await t.db.sql.unsafe(`create role ${role} login password 'reader'`);
     await t.db.sql.unsafe(`grant select on all tables in schema public to ${role}`);
