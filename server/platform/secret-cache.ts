@@ -7,31 +7,22 @@
  * key row is still read on every request, so a revoked key is refused at once.
  * `forgetSecret` drops a revoked secret so its plain text leaves memory.
  */
+import { LRUCache } from 'lru-cache';
 import { decryptSecret, type MasterKey } from './secrets.js';
 
-/** Enough for every active key of a large installation; older entries are dropped first. */
+/** Enough for every active key of a large installation; the least recently used is dropped first. */
 export const SECRET_CACHE_SIZE = 1000;
 
-const caches = new WeakMap<MasterKey, Map<string, string>>();
+const caches = new WeakMap<MasterKey, LRUCache<string, string>>();
 
-function cacheOf(key: MasterKey): Map<string, string> {
-  let cache = caches.get(key);
-  if (!cache) caches.set(key, (cache = new Map()));
-  return cache;
-}
-
-/** `decryptSecret`, remembered: a Map iterates in insertion order, so re-inserting on a hit makes it an LRU. */
+/** `decryptSecret`, remembered. `limit` sizes a master key's cache when its first secret is cached. */
 export function cachedSecret(key: MasterKey, sealed: string, limit = SECRET_CACHE_SIZE): string {
-  const cache = cacheOf(key);
+  let cache = caches.get(key);
+  if (!cache) caches.set(key, (cache = new LRUCache<string, string>({ max: limit })));
   const hit = cache.get(sealed);
-  if (hit !== undefined) {
-    cache.delete(sealed);
-    cache.set(sealed, hit);
-    return hit;
-  }
+  if (hit !== undefined) return hit;
   const plain = decryptSecret(key, sealed);
   cache.set(sealed, plain);
-  while (cache.size > limit) cache.delete(cache.keys().next().value!);
   return plain;
 }
 

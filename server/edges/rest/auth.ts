@@ -6,6 +6,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { preparedPerPool } from '../../../db/client.js';
 import { apiKeys, businesses } from '../../../db/schema.js';
 import type { Business, CallerProof } from '../../modules/businesses/index.js';
@@ -103,18 +104,15 @@ type CachedKey = { key: typeof apiKeys.$inferSelect; business: Business; keyVers
 
 /** Enough for every active key of a large installation; the least recently used goes first. */
 export const KEY_CACHE_SIZE = 1000;
-const keyCaches = new WeakMap<object, Map<string, CachedKey>>();
+const keyCaches = new WeakMap<object, LRUCache<string, CachedKey>>();
 const keyCache = (deps: Deps) => {
   let cache = keyCaches.get(deps.database);
-  if (!cache) keyCaches.set(deps.database, (cache = new Map()));
+  if (!cache) keyCaches.set(deps.database, (cache = new LRUCache<string, CachedKey>({ max: KEY_CACHE_SIZE })));
   return cache;
 };
 
 function remember(deps: Deps, found: CachedKey): void {
-  const cache = keyCache(deps);
-  cache.delete(found.key.key);
-  cache.set(found.key.key, found);
-  while (cache.size > KEY_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  keyCache(deps).set(found.key.key, found);
 }
 
 /** Drop a key from this process's cache (a stale proof, a refused or revoked key). */
