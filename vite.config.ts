@@ -8,7 +8,7 @@
  * measures it against its 25 KB gzip budget):
  * - `minifyLitTemplates`: minifiers leave template strings alone, so the
  *   html`` and css`` templates of widget/ would ship their indentation;
- * - `treeShakeTrpcWsLink`, `modernTrpcHelpers`: see below.
+ * - `treeShakeTrpcWsLink`, `modernTrpcHelpers`, `raceWithoutUnpromise`: see below.
  */
 import { defineConfig, parseAst, type Plugin } from 'vite';
 
@@ -91,33 +91,64 @@ export function treeShakeTrpcWsLink(): Plugin {
 }
 
 /**
- * @trpc/client 11 ships Babel's ES5 helpers for object spread and class
- * fields (`_objectSpread2`, `_defineProperty` with `_typeof`, `toPrimitive`,
- * ~0.4 KB gzip). The widget targets ES2022, where the same operations are
- * built in: every call site passes a fresh `{}` target or `this` with a
- * string key, so `Object.assign` and `Object.defineProperty` do exactly what
- * the helpers do. A no-op when the module no longer exports these two.
+ * @trpc/client and @trpc/server 11 each ship a copy of Babel's ES5 helpers
+ * for object spread and class fields (`_objectSpread2`, `_defineProperty`
+ * with `_typeof`, `toPrimitive`, `toPropertyKey`: ~0.4 KB gzip a copy). The
+ * widget targets ES2022, where the same operations are built in: every call
+ * site passes a fresh `{}` target or `this` with a string key, so
+ * `Object.assign` and `Object.defineProperty` do exactly what the helpers do.
+ * The bundler marks each helper with a `//#region` naming it; those two
+ * regions are rewritten (the helpers they alone used then go unused and are
+ * dropped). A no-op for a module without them.
  */
+const MODERN_HELPERS: Record<string, string> = {
+  defineProperty: 'function _defineProperty(e, r, t) {\n\treturn Object.defineProperty(e, r, { value: t, enumerable: true, configurable: true, writable: true });\n}',
+  objectSpread2: 'const _objectSpread2 = Object.assign;',
+};
+const HELPER_REGION = /\/\/#region \\0@oxc-project\+runtime@[\w.-]+\/helpers\/esm\/(defineProperty|objectSpread2)\.js\n[\s\S]*?\/\/#endregion/g;
+
 export function modernTrpcHelpers(): Plugin {
-  const exported = 'export { _defineProperty as n, _objectSpread2 as t };';
   return {
     name: 'kassa:modern-trpc-helpers',
     enforce: 'pre',
     transform(code, id) {
-      if (!/[\\/]@trpc[\\/]client[\\/]dist[\\/]objectSpread2-[\w-]+\.mjs$/.test(id) || !code.includes(exported)) return null;
-      return {
-        code:
-          'const _defineProperty = (e, r, t) => Object.defineProperty(e, r, { value: t, enumerable: true, configurable: true, writable: true });\n' +
-          'const _objectSpread2 = Object.assign;\n' +
-          exported,
-        map: null,
-      };
+      if (!/[\\/]@trpc[\\/](client|server)[\\/]dist[\\/][\w-]+\.mjs$/.test(id) || !code.includes('/helpers/esm/')) return null;
+      let rewritten = 0;
+      const out = code.replace(HELPER_REGION, (region, name: string) => {
+        // The region must define the function it is named for; anything else is left as shipped.
+        if (!region.includes(`function _${name}(`)) return region;
+        rewritten++;
+        return MODERN_HELPERS[name]!;
+      });
+      return rewritten ? { code: out, map: null } : null;
+    },
+  };
+}
+
+/**
+ * @trpc/server's server-sent-events consumer (behind `httpSubscriptionLink`)
+ * races each read of the stream against the inactivity timer with
+ * `Unpromise.race`, from a vendored copy of the `unpromise` library that only
+ * this call keeps in the widget (~0.65 KB gzip). Unpromise exists so that
+ * racing one long-lived promise again and again does not pile reactions onto
+ * it. Here both racers are made for that race alone (one read of the stream,
+ * one timer disposed right after), so `Promise.race` settles the same way and
+ * holds nothing longer than they live. A no-op when the call is not there.
+ */
+export function raceWithoutUnpromise(): Plugin {
+  const call = 'await Unpromise.race([opts.promise, timeoutPromise.start()])';
+  return {
+    name: 'kassa:race-without-unpromise',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!/[\\/]@trpc[\\/]server[\\/]dist[\\/]resolveResponse-[\w-]+\.mjs$/.test(id) || code.split(call).length !== 2) return null;
+      return { code: code.replace(call, 'await Promise.race([opts.promise, timeoutPromise.start()])'), map: null };
     },
   };
 }
 
 export default defineConfig({
-  plugins: [minifyLitTemplates(), treeShakeTrpcWsLink(), modernTrpcHelpers()],
+  plugins: [minifyLitTemplates(), treeShakeTrpcWsLink(), modernTrpcHelpers(), raceWithoutUnpromise()],
   build: {
     outDir: 'dist/widget',
     emptyOutDir: true,

@@ -1,7 +1,7 @@
 /**
  * The widget's weight as browsers download it: the gzip (and brotli) size of
  * dist/widget/crypto-checkout.js, the module every checkout loads, against
- * its 25 KB gzip budget, and of each language chunk (one is fetched for a
+ * its 25 kB gzip budget (25,000 bytes at gzip level 9, as Kassa serves it), and of each language chunk (one is fetched for a
  * non-English checkout). `--breakdown` rebuilds the module with each library
  * left out to show what Lit, the tRPC client and the QR encoder (lean-qr) cost.
  *
@@ -14,11 +14,12 @@ import { brotliCompressSync, gzipSync } from 'node:zlib';
 
 const DIR = fileURLToPath(new URL('../dist/widget/', import.meta.url));
 const ENTRY = 'crypto-checkout.js';
-export const BUDGET_GZIP_BYTES = 25 * 1024;
+/** 25 kB, in the kilobytes of 1,000 bytes Vite's build log prints (which measures at a lower gzip level, so it shows a little more). */
+export const BUDGET_GZIP_BYTES = 25_000;
 
 const gzip = (b: Buffer | string) => gzipSync(b, { level: 9 }).length;
 const brotli = (b: Buffer | string) => brotliCompressSync(b).length;
-const kb = (n: number) => `${(n / 1024).toFixed(2)} KB`;
+const kb = (n: number) => `${(n / 1000).toFixed(2)} kB`;
 
 export function widgetSizes(dir = DIR) {
   const files = readdirSync(dir).filter((n) => n.endsWith('.js'));
