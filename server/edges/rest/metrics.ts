@@ -136,6 +136,22 @@ export function registerMetrics(app: FastifyInstance, deps: Deps): Registry {
     ['task'],
     () => sql`select task_identifier as task, count(*)::int as value from graphile_worker.jobs where attempts >= max_attempts group by 1`,
   );
+  // A payout the treasury cannot cover, or a node that refuses it, is retried with backoff: its job is then
+  // neither waiting (its run_at is ahead) nor failed, so without this gauge a held withdrawal is invisible.
+  fromDatabase(
+    'kassa_jobs_retrying',
+    'Jobs that failed and wait for another attempt, by task (for a payout task: a held withdrawal, refund or sweep; why is in the job\'s last_error)',
+    ['task'],
+    () => sql`select task_identifier as task, count(*)::int as value from graphile_worker.jobs
+              where locked_at is null and attempts > 0 and attempts < max_attempts group by 1`,
+  );
+  fromDatabase(
+    'kassa_jobs_oldest_locked_seconds',
+    'Age of the oldest job being run, by task: a job running far longer than its task does means a dead or hung worker',
+    ['task'],
+    () => sql`select task_identifier as task, extract(epoch from now() - min(locked_at))::float8 as value from graphile_worker.jobs
+              where locked_at is not null group by 1`,
+  );
 
   return registry;
 }
@@ -153,7 +169,8 @@ export function metricsRoute(registry: Registry, token: string | undefined): Any
       'answered to loopback clients only (403 otherwise). Names start with `kassa_`: `kassa_payments_created{currency}`, ' +
       '`kassa_payments_finished{status,currency}`, `kassa_deposits_credited{currency,network}`, `kassa_callbacks{kind,outcome}`, ' +
       '`kassa_callbacks_oldest_due_seconds{kind}`, ' +
-      '`kassa_jobs_waiting{task}`, `kassa_jobs_oldest_waiting_seconds{task}`, `kassa_jobs_failed{task}` (read from PostgreSQL at ' +
+      '`kassa_jobs_waiting{task}`, `kassa_jobs_oldest_waiting_seconds{task}`, `kassa_jobs_failed{task}`, `kassa_jobs_retrying{task}`, ' +
+      '`kassa_jobs_oldest_locked_seconds{task}` (read from PostgreSQL at ' +
       'scrape time), `kassa_http_request_duration_seconds{method,route}` and `kassa_http_requests_total` (this process).',
     auth: 'NONE',
     response: z.string(),

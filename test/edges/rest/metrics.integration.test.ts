@@ -89,6 +89,13 @@ describe('without a token: loopback only', () => {
       values (${t.business.businessId}, 'withdrawal', ${randomUUID()}, ${`msg_${randomUUID()}`}, 'https://shop.example/cb', '{}', 'PENDING', now(), now() - interval '60 seconds', null),
              (${t.business.businessId}, 'withdrawal', ${randomUUID()}, ${`msg_${randomUUID()}`}, 'https://shop.example/cb', '{}', 'PENDING', now(), now() - interval '600 seconds', now() + interval '1 minute')`;
     await t.db.sql`select graphile_worker.add_job('metrics_probe', '{}'::json, run_at => now() - interval '90 seconds')`;
+    // A job that failed once and waits for its retry (a held payout), and one locked by a worker for two minutes.
+    await t.db.sql`select graphile_worker.add_job('metrics_held', '{}'::json, run_at => now() + interval '5 minutes')`;
+    await t.db.sql`select graphile_worker.add_job('metrics_running', '{}'::json)`;
+    await t.db.sql`update graphile_worker._private_jobs set attempts = 1, last_error = 'treasury short'
+                   where task_id = (select id from graphile_worker._private_tasks where identifier = 'metrics_held')`;
+    await t.db.sql`update graphile_worker._private_jobs set attempts = 1, locked_by = 'worker-x', locked_at = now() - interval '120 seconds'
+                   where task_id = (select id from graphile_worker._private_tasks where identifier = 'metrics_running')`;
 
     const text = (await scrape('127.0.0.1')).body;
     expect(sample(text, 'kassa_payments_created', { currency: 'BTC' })).toBe(2);
@@ -103,6 +110,14 @@ describe('without a token: loopback only', () => {
     expect(sample(text, 'kassa_callbacks_oldest_due_seconds', { kind: 'payment' })).toBeNull();
     expect(sample(text, 'kassa_jobs_waiting', { task: 'metrics_probe' })).toBe(1);
     expect(sample(text, 'kassa_jobs_oldest_waiting_seconds', { task: 'metrics_probe' })).toBeGreaterThanOrEqual(89);
+    expect(sample(text, 'kassa_jobs_waiting', { task: 'metrics_held' })).toBeNull();
+    expect(sample(text, 'kassa_jobs_retrying', { task: 'metrics_held' })).toBe(1);
+    expect(sample(text, 'kassa_jobs_retrying', { task: 'metrics_running' })).toBeNull();
+    expect(sample(text, 'kassa_jobs_retrying', { task: 'metrics_probe' })).toBeNull();
+    const locked = sample(text, 'kassa_jobs_oldest_locked_seconds', { task: 'metrics_running' });
+    expect(locked).toBeGreaterThanOrEqual(119);
+    expect(locked).toBeLessThan(600);
+    expect(sample(text, 'kassa_jobs_oldest_locked_seconds', { task: 'metrics_probe' })).toBeNull();
     expect(text).toMatch(/^kassa_http_request_duration_seconds_bucket\{[^}]*route="\/v1\/payments"[^}]*\} [1-9]/m);
 
     // Another web process over the same database shows the same installation numbers.
