@@ -222,6 +222,7 @@ const NO_NETWORKS: NetworkAccess = {
     throw new Error(`Network ${network} is not enabled`);
   },
   validateAddress: (network) => ({ valid: false, reason: `${network} is not enabled on this installation` }),
+  paymentUri: () => null,
 };
 
 export function buildDeps(

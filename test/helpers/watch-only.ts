@@ -8,7 +8,7 @@
 import type { LiveChains } from '../../server/adapters/chain/live/live-chains.js';
 import { addressBook } from '../../server/adapters/chain/evm/index.js';
 import { AccountKeys, resolveParams, type UtxoNetwork } from '../../server/adapters/chain/utxo/index.js';
-import { SHARED_ADDRESS_SEQUENCE, validateAddress, type NetworkAccess } from '../../server/modules/networks/index.js';
+import { SHARED_ADDRESS_SEQUENCE, paymentUri, validateAddress, type NetworkAccess } from '../../server/modules/networks/index.js';
 import type { Network } from '../../server/modules/money/index.js';
 import { HDKey } from '@scure/bip32';
 import { mnemonicToSeedSync } from '@scure/bip39';
@@ -47,6 +47,7 @@ export function watchOnlyChains(networks: (keyof typeof ACCOUNT_PATHS)[]): LiveC
     addressSequence: () => SHARED_ADDRESS_SEQUENCE,
     depositAddress: (network, index) => ({ address: derive.get(network)!(index) }),
     validateAddress,
+    paymentUri: (network, p) => (derive.has(network) ? paymentUri({ network, ...p }) : null),
   };
   return { access, chains: {}, byNetwork: new Map(), signs: false, health: async () => ({}), background: [], close: async () => {} };
 }

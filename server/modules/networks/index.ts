@@ -5,7 +5,7 @@
  * Kassa's deposit addresses; what a chain reports (DepositReport). The
  * ChainPort itself is not here: it is reachable only from jobs (ports.ts).
  */
-export { NETWORK_RULES, type NetworkRules, type CarriedCurrency } from './families/index.js';
+export { NETWORK_RULES, eip681Uri, type NetworkRules, type CarriedCurrency, type PaymentUriInput } from './families/index.js';
 export * from './address-validation.schema.js';
 export * from './addresses.rules.js';
 export * from './payment-uri.rules.js';

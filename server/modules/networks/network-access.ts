@@ -14,6 +14,8 @@ import { unprocessable } from '../../platform/errors.js';
 import { DEPOSIT_NETWORKS, NETWORKS, isCrypto, type Network, type RatesPort } from '../money/index.js';
 import { validateAddress, type AddressValidation } from './addresses.rules.js';
 import { depositAddress, type DepositAddress } from './deposit-address.js';
+import type { PaymentUriInput } from './families/index.js';
+import { paymentUri } from './payment-uri.rules.js';
 
 /** What a module that prices money and moves it on the networks offered is given (payments, withdrawals). */
 export type NetworkDeps = PlatformDeps & {
@@ -36,6 +38,11 @@ export type NetworkAccess = {
   depositAddress(network: Network, index: number): DepositAddress;
   /** An address of the network's chain (the node's chain when live). */
   validateAddress(network: Network, address: string): AddressValidation;
+  /**
+   * The payment URI the checkout shows as a QR code, for the chain the installation serves (live EVM: the
+   * node's chain id and token contracts); null for a network it does not serve.
+   */
+  paymentUri(network: Network, p: PaymentUriInput): string | null;
 };
 
 /** One numbering for every network (the sandbox, and ETH/BSC live: one xpub, so never one address twice). */
@@ -50,6 +57,7 @@ export function sandboxNetworkAccess(masterKey: MasterKey): NetworkAccess {
     addressSequence: () => SHARED_ADDRESS_SEQUENCE,
     depositAddress: (network, index) => depositAddress(masterKey, network, index),
     validateAddress,
+    paymentUri: (network, p) => paymentUri({ network, ...p }),
   };
 }
 

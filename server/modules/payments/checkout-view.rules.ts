@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Network } from '../money/index.js';
 import { Dec, formatAnyAmount } from '../money/index.js';
-import { paymentUri } from '../networks/index.js';
+import type { PaymentUriInput } from '../networks/index.js';
 import { localeLanguage } from './create-payment.schema.js';
 import type { PaymentRecord } from './payment-record.rules.js';
 
@@ -64,7 +64,12 @@ export type CheckoutView = {
 const IN_FLIGHT = new Set(['UNCONFIRMED', 'COMPLIANCE_REVIEW']);
 
 /** What the checkout knows besides the payment record. */
-export type CheckoutContext = { merchantName: string; testMode: boolean };
+export type CheckoutContext = {
+  merchantName: string;
+  testMode: boolean;
+  /** The installation's payment URI of a network (live EVM: the node's chain id and contracts); null when not served. */
+  paymentUri: (network: Network, p: PaymentUriInput) => string | null;
+};
 
 const positive = (amount: string | undefined): amount is string => amount !== undefined && new Dec(amount).gt(0);
 
@@ -102,7 +107,7 @@ export function toCheckoutView(p: PaymentRecord, options: CheckoutOption[], cont
     destinationTag: p.destinationTag ?? null,
     paymentUri:
       p.walletAddress && currency && p.expectedNetwork && p.expectedDepositAmount
-        ? paymentUri({ network: p.expectedNetwork as Network, currency, address: p.walletAddress, amount: p.expectedDepositAmount, tag: p.destinationTag })
+        ? context.paymentUri(p.expectedNetwork as Network, { currency, address: p.walletAddress, amount: p.expectedDepositAmount, tag: p.destinationTag })
         : null,
     paid,
     remaining,

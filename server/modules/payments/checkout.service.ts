@@ -42,7 +42,11 @@ async function options(deps: Deps, row: PaymentRow, business: Business): Promise
 
 export async function checkoutView(deps: Deps, row: PaymentRow): Promise<CheckoutView> {
   const [record, business] = await Promise.all([paymentRecord(deps.database.db, row, deps.config.publicUrl), getBusiness(deps.database.db, row.businessId)]);
-  return toCheckoutView(record, await options(deps, row, business), { merchantName: business.name, testMode: deps.config.sandbox });
+  return toCheckoutView(record, await options(deps, row, business), {
+    merchantName: business.name,
+    testMode: deps.config.sandbox,
+    paymentUri: (network, p) => deps.networks.paymentUri(network, p),
+  });
 }
 
 export async function chooseByToken(deps: Deps, token: string, choice: { depositCurrency: string; network: string }): Promise<CheckoutView> {

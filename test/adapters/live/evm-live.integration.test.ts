@@ -6,11 +6,11 @@
  * signer with its real hash in the record and the signed callback, and a
  * node outage that delays but loses nothing.
  */
-import { createWalletClient, http, parseEther, parseUnits, type Hex, type WalletClient } from 'viem';
+import { createWalletClient, getAddress, http, parseEther, parseUnits, type Hex, type WalletClient } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { addressBook } from '../../../server/adapters/chain/evm/index.js';
-import { chooseCurrency } from '../../../server/modules/payments/index.js';
+import { checkoutView, chooseCurrency } from '../../../server/modules/payments/index.js';
 import { postEntries } from '../../../server/modules/ledger/index.js';
 import { Dec } from '../../../server/modules/money/index.js';
 import { verifyCallback } from '../../../server/modules/callbacks/index.js';
@@ -108,6 +108,24 @@ describe('live mode offers only the configured network', () => {
     expect(usdc.json().code).toBe('NETWORK_NOT_ENABLED');
     const helper = await app.signed('POST', '/v1/test/deposits', {});
     expect(helper.statusCode).toBe(404);
+  });
+
+  test("the checkout's EIP-681 QR code names this node's chain and the configured token contract, not mainnet's", async () => {
+    const chainId = await anvil.client.getChainId();
+    expect(chainId).not.toBe(1);
+    const uriOf = async (clientPaymentId: string, currency: 'ETH' | 'USDT') => {
+      const created = await app.signed('POST', '/v1/payments', {
+        clientPaymentId, businessId: app.business.businessId, locale: 'en', displayCurrency: 'EUR', displayAmount: '25.00',
+      });
+      expect(created.statusCode, created.body).toBe(200);
+      const row = await chooseCurrency(app.deps, created.json().paymentInfo.paymentId, { depositCurrency: currency, network: 'ETH' });
+      return { row, uri: (await checkoutView(app.deps, row)).paymentUri };
+    };
+    const eth = await uriOf('uri-eth', 'ETH');
+    expect(eth.uri).toBe(`ethereum:${eth.row.walletAddress}@${chainId}?value=${parseEther(eth.row.expectedDepositAmount!)}`);
+    const token = await uriOf('uri-usdt', 'USDT');
+    // The amount in the contract's own base units (its decimals() is 6).
+    expect(token.uri).toBe(`ethereum:${getAddress(usdt)}@${chainId}/transfer?address=${token.row.walletAddress}&uint256=${parseUnits(token.row.expectedDepositAmount!, 6)}`);
   });
 
   test('deposit addresses are <xpub>/0/i, EIP-55, and never reused across payments', async () => {

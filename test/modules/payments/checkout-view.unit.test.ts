@@ -1,9 +1,10 @@
 /** The checkout view (pure): what is still due beside transfers on their way, the customer's fee share, merchant and test mode. */
 import { describe, expect, it } from 'vitest';
-import { toCheckoutView } from '../../../server/modules/payments/checkout-view.rules.js';
+import { paymentUri } from '../../../server/modules/networks/index.js';
+import { toCheckoutView, type CheckoutContext } from '../../../server/modules/payments/checkout-view.rules.js';
 import type { PaymentRecord } from '../../../server/modules/payments/payment-record.rules.js';
 
-const ctx = { merchantName: 'Corner Books', testMode: true };
+const ctx: CheckoutContext = { merchantName: 'Corner Books', testMode: true, paymentUri: (network, p) => paymentUri({ network, ...p }) };
 
 function record(over: Partial<PaymentRecord> = {}): PaymentRecord {
   return {
@@ -47,8 +48,19 @@ describe('toCheckoutView', () => {
   });
 
   it('carries the merchant name and the test mode flag as given, and nothing else of the business', () => {
-    const live = toCheckoutView(record({ businessId: 'b-1' } as Partial<PaymentRecord>), [], { merchantName: 'Shop', testMode: false });
+    const live = toCheckoutView(record({ businessId: 'b-1' } as Partial<PaymentRecord>), [], { ...ctx, merchantName: 'Shop', testMode: false });
     expect(live).toMatchObject({ merchantName: 'Shop', testMode: false });
     expect(JSON.stringify(live)).not.toContain('b-1');
+  });
+});
+
+describe('the payment URI', () => {
+  it("is the installation's for the payment's network, address and amount; null where the installation serves none", () => {
+    expect(toCheckoutView(record(), [], ctx).paymentUri).toBe('bitcoin:bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4?amount=0.01');
+    const asked: unknown[] = [];
+    const live: CheckoutContext = { ...ctx, paymentUri: (network, p) => (asked.push({ network, ...p }), network === 'BTC' ? 'bitcoin:from-the-node' : null) };
+    expect(toCheckoutView(record(), [], live).paymentUri).toBe('bitcoin:from-the-node');
+    expect(asked).toEqual([{ network: 'BTC', currency: 'BTC', address: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', amount: '0.01', tag: undefined }]);
+    expect(toCheckoutView(record({ expectedNetwork: 'LTC', depositCurrency: 'LTC' }), [], live).paymentUri).toBeNull();
   });
 });

@@ -227,6 +227,12 @@ export class EvmScanner {
     }
   }
 
+  /** The watched token contracts (by lower-case address) with their currency and decimals. */
+  async tokens(): Promise<ReadonlyMap<string, { currency: string; decimals: number }>> {
+    await this.loadTokens();
+    return this.tokenInfo!;
+  }
+
   /** Token decimals, read once per contract (`decimals()`) and kept in `evm_tokens`. */
   private async loadTokens(): Promise<void> {
     if (this.tokenInfo) return;

@@ -6,7 +6,7 @@
  */
 import type { Sql } from 'postgres';
 import { getAddress } from 'viem';
-import { SHARED_ADDRESS_SEQUENCE, TOKEN_CONTRACTS, validateAddress } from '../../../modules/networks/index.js';
+import { SHARED_ADDRESS_SEQUENCE, TOKEN_CONTRACTS, eip681Uri, validateAddress } from '../../../modules/networks/index.js';
 import type { Broadcast, BroadcastResult, SweepOutcome, SweepRequest } from '../../../modules/networks/ports.js';
 import {
   EvmScanner, NATIVE_CURRENCY, addressBook, createEvmClient, openEvmSigner, type EvmNetworkConfig, type EvmSigner, type TokenContract,
@@ -51,6 +51,9 @@ export async function openEvmChain(
     confirmations: config.confirmations,
     sink: (report) => options.sink({ ...report, destinationTag: null }),
   });
+  // The checkout's EIP-681 URIs name this node's chain and contracts (a wallet pays on the chain the URI names).
+  const chainId = await client.getChainId();
+  const uriTokens = new Map([...(await scanner.tokens()).entries()].map(([address, t]) => [t.currency, { contract: getAddress(address), decimals: t.decimals }]));
   // Only the signer role holds the key: opening it checks the mnemonic derives this xpub.
   const signer: EvmSigner | null = options.mnemonicFile
     ? await openEvmSigner({ sql: options.sql, network, client, xpub: config.xpub, tokens, mnemonicFile: options.mnemonicFile })
@@ -101,6 +104,7 @@ export async function openEvmChain(
     offers: (currency) => currency === native || tokens.some((t) => t.currency === currency),
     depositAddress: (index) => ({ address: book.depositAddress(index) }),
     validateAddress: (address) => validateAddress(network, address),
+    paymentUri: (p) => eip681Uri(chainId, p, uriTokens.get(p.currency)),
     async scan() {
       await watched.refresh();
       await scanner.tick();

@@ -5,7 +5,7 @@
  * build one from their engine (evm-chain.ts, utxo-chain.ts).
  */
 import type { Network } from '../../../modules/money/index.js';
-import type { AddressValidation, ChainHealth, DepositAddress } from '../../../modules/networks/index.js';
+import type { AddressValidation, ChainHealth, DepositAddress, PaymentUriInput } from '../../../modules/networks/index.js';
 
 export type { ChainHealth };
 import type { ChainPort, DepositReport, SweepOutcome, SweepRequest } from '../../../modules/networks/ports.js';
@@ -27,6 +27,8 @@ export type LiveChain = {
   offers(currency: string): boolean;
   depositAddress(index: number): DepositAddress;
   validateAddress(address: string): AddressValidation;
+  /** The checkout's payment URI on the node's chain (its chain id and contracts where the standard names them). */
+  paymentUri(p: PaymentUriInput): string;
   /** One scanner pass (worker role); reports go to the sink given at open. */
   scan(): Promise<void>;
   /** Cursor, node tip and lag for /ready and /metrics; `ok: false` when the node does not answer. */

@@ -142,6 +142,7 @@ export async function openLiveChains(
     },
     validateAddress: (network, address) =>
       byNetwork.get(network)?.validateAddress(address) ?? { valid: false, reason: `${network} is not enabled on this installation` },
+    paymentUri: (network, p) => byNetwork.get(network)?.paymentUri(p) ?? null,
   };
   const background: LoopTask[] = [];
   if (options.role === 'worker' || options.role === 'all') {

@@ -5,6 +5,7 @@
  * role from the outputs the scanner tracks (deposits are spent directly).
  */
 import type { Sql } from 'postgres';
+import { paymentUri } from '../../../modules/networks/index.js';
 import type { Broadcast, BroadcastResult } from '../../../modules/networks/ports.js';
 import { InsufficientFundsError, createUtxoEngine, type PayoutSigner } from '../utxo/index.js';
 import { PayoutHeldError, type LiveChain, type LiveSink } from './live-chain.js';
@@ -53,6 +54,8 @@ export async function openUtxoChain(
       engine.isValidAddress(address)
         ? { valid: true }
         : { valid: false, reason: `not an address of this ${network} node's chain (${engine.params.chain})` },
+    // BIP21 names no chain: the address itself is the chain's (`rltc1…` on a regtest).
+    paymentUri: (p) => paymentUri({ network, ...p }),
     async scan() {
       await engine.scan();
     },

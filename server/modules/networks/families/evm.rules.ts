@@ -5,7 +5,7 @@
  * in base units); transaction ids 0x-hex.
  */
 import { checksumAddress, parseUnits } from 'viem';
-import { OK, bad, nativeOrTokenUri, type AddressValidation, type NetworkRules } from './family.rules.js';
+import { OK, bad, nativeOrTokenUri, type AddressValidation, type NetworkRules, type PaymentUriInput } from './family.rules.js';
 import { bip44Keys, evmAccountId, hex } from './keys.rules.js';
 
 /** SLIP-44 coin type of Ethereum, used by every EVM chain here. */
@@ -21,17 +21,25 @@ function validateEvm(address: string): AddressValidation {
 
 const addressOf = (publicKey: Uint8Array) => checksumAddress(`0x${hex(evmAccountId(publicKey))}`);
 
+/**
+ * The EIP-681 URI of a payment on chain `chainId`: the native coin, or a `transfer` call of `token`.
+ * EIP-681 wants integers in base units (wei, or the token's smallest unit). A wallet sends on the chain
+ * the URI names, so a live installation passes its node's chain id and contracts (a test chain's, not
+ * mainnet's).
+ */
+export function eip681Uri(chainId: number, p: PaymentUriInput, token?: { contract: string; decimals: number }): string {
+  return token
+    ? `ethereum:${token.contract}@${chainId}/transfer?address=${p.address}&uint256=${parseUnits(p.amount, token.decimals)}`
+    : `ethereum:${p.address}@${chainId}?value=${parseUnits(p.amount, 18)}`;
+}
+
 function evmNetwork(chainId: number, currencies: NetworkRules['currencies']): NetworkRules {
   return {
     family: 'evm',
     currencies,
     ...bip44Keys(ETH_COIN, addressOf),
     validateAddress: validateEvm,
-    // EIP-681 wants integers in base units (wei, or the token's smallest unit).
-    paymentUri: nativeOrTokenUri(currencies, {
-      native: ({ address, amount }) => `ethereum:${address}@${chainId}?value=${parseUnits(amount, 18)}`,
-      token: ({ address, amount }, token) => `ethereum:${token.contract}@${chainId}/transfer?address=${address}&uint256=${parseUnits(amount, token.decimals)}`,
-    }),
+    paymentUri: nativeOrTokenUri(currencies, { native: (p) => eip681Uri(chainId, p), token: (p, token) => eip681Uri(chainId, p, token) }),
     formatTxHash: (bytes) => `0x${hex(bytes)}`,
   };
 }

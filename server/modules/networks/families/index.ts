@@ -5,6 +5,8 @@
  * are all derived from here, so a network is described once.
  */
 import { EVM_NETWORKS } from './evm.rules.js';
+
+export { eip681Uri } from './evm.rules.js';
 import type { NetworkRules } from './family.rules.js';
 import { SOLANA_NETWORKS } from './solana.rules.js';
 import { STELLAR_NETWORKS } from './stellar.rules.js';
