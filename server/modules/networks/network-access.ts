@@ -94,5 +94,10 @@ export type ChainHealth = {
   lag: number | null;
   lastScanAt: Date | null;
   reorgs: number;
+  /**
+   * Deposits credited and then reorganised away (deeper than the network's confirmations): the ledger still
+   * holds their credit, so an operator must review them (the engines' `reorged_after_credit` rows).
+   */
+  creditedThenReorged: number;
   error?: string;
 };

@@ -180,6 +180,35 @@ describe('EVM scanner on anvil', () => {
     expect(row?.block_hash).toBe(receipt.blockHash);
   });
 
+  test('a transfer reorganised away after its depth is counted for an operator and reported DROPPED once', async () => {
+    const s = scanner();
+    await s.tick();
+    const before = await s.status();
+    const mark = reports.length;
+    const to = book.depositAddress(11);
+    await sendEth(to, '0.7');
+    for (let i = 0; i < CONFIRMATIONS && !since(mark).some((l) => l.startsWith('CONFIRMED')); i++) {
+      await s.tick();
+      await anvil.mine(1);
+    }
+    await s.tick();
+    expect(since(mark)).toEqual([`SEEN ETH 0.7 → ${to.slice(0, 8)} #0 c1`, `CONFIRMED ETH 0.7 → ${to.slice(0, 8)} #0 c3`]);
+    expect((await s.status()).creditedThenReorged).toBe(before.creditedThenReorged);
+    const afterCredit = reports.length;
+    // Replace every block since the transfer (and one more) with empty ones: it is gone past its depth.
+    await anvil.rpc('anvil_reorg', [CONFIRMATIONS + 1, []]);
+    await anvil.mine(1);
+    expect((await s.tick())?.reorgs).toBe(1);
+    for (let i = 0; i < CONFIRMATIONS + 1; i++) {
+      await anvil.mine(1);
+      await s.tick();
+    }
+    expect((await s.status()).creditedThenReorged).toBe(before.creditedThenReorged + 1);
+    // Reported DROPPED once, never CONFIRMED again. Kassa's ingestion takes a DROPPED after a CONFIRMED as a
+    // replay: the credit stays in the ledger, and the count above is what tells an operator.
+    expect(since(afterCredit)).toEqual([`DROPPED ETH 0.7 → ${to.slice(0, 8)} #0 c0`]);
+  });
+
   test('a new scanner instance on the same database emits nothing twice; an interrupted delivery is resumed once', async () => {
     const mark = reports.length;
     const restarted = scanner();

@@ -52,7 +52,16 @@ export type UtxoEngine = {
   /** Every recent payout not yet mined, sent again (same bytes); the number sent. */
   rebroadcastPending(): Promise<number>;
   /** For `/ready` and `/metrics`: the scanner's height, its lag behind the node, reorgs seen. */
-  health(): Promise<{ ok: boolean; height: number | null; tip: number | null; lag: number | null; reorgs: number; lastScanAt: Date | null; error?: string }>;
+  health(): Promise<{
+    ok: boolean;
+    height: number | null;
+    tip: number | null;
+    lag: number | null;
+    reorgs: number;
+    lastScanAt: Date | null;
+    creditedThenReorged: number;
+    error?: string;
+  }>;
   /** Credited deposits whose block later left the best chain (operator review). */
   creditedThenReorged(): ReturnType<typeof creditedThenReorged>;
 };
@@ -100,7 +109,8 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
     rebroadcastPending: () => (wallet ? wallet.rebroadcastPending() : Promise.resolve(0)),
     health: async () => {
       const cursor = await readCursor(config.sql, config.network);
-      const base = { height: cursor?.height ?? null, reorgs: scanner.stats.reorgs, lastScanAt: scanner.stats.lastScanAt };
+      const flagged = await creditedThenReorged(config.sql, config.network);
+      const base = { height: cursor?.height ?? null, reorgs: scanner.stats.reorgs, lastScanAt: scanner.stats.lastScanAt, creditedThenReorged: flagged.length };
       try {
         const tip = await rpc.call<number>('getblockcount');
         return { ok: true, ...base, tip, lag: cursor ? Math.max(0, tip - cursor.height) : null };
