@@ -13,7 +13,7 @@ import { broadcastRefundTask } from './tasks/broadcast-refund.js';
 import { sandboxSettleTxTask } from './tasks/sandbox-settle-tx.js';
 import { broadcastWithdrawalTask } from './tasks/broadcast-withdrawal.js';
 import { sweepDepositTask } from './tasks/sweep-deposit.js';
-import { releaseDeadWorkersTask } from './tasks/release-dead-workers.js';
+import { releaseStalePayoutsTask } from './tasks/release-stale-payouts.js';
 import { startCallbackDispatcher } from '../server/modules/callbacks/index.js';
 import { PAYOUT_TASKS } from './payout-tasks.js';
 
@@ -31,7 +31,7 @@ export function taskList(deps: Deps, selection: TaskSelection = 'all'): TaskList
   const all: TaskList = {
     expire_payment: expirePaymentTask(deps),
     sweep_expiries: sweepExpiriesTask(deps),
-    release_dead_workers: releaseDeadWorkersTask(deps),
+    release_stale_payouts: releaseStalePayoutsTask(deps),
     broadcast_refund: broadcastRefundTask(deps),
     sandbox_settle_tx: sandboxSettleTxTask(deps),
     broadcast_withdrawal: broadcastWithdrawalTask(deps),
@@ -42,7 +42,7 @@ export function taskList(deps: Deps, selection: TaskSelection = 'all'): TaskList
   return Object.fromEntries(Object.entries(all).filter(([name]) => payout(name) === (selection === 'payouts')));
 }
 
-export const CRONTAB = ['* * * * * sweep_expiries ?max=1', '* * * * * release_dead_workers ?max=1'].join('\n');
+export const CRONTAB = ['* * * * * sweep_expiries ?max=1', '* * * * * release_stale_payouts ?max=1'].join('\n');
 
 /**
  * How the runner fetches jobs:

@@ -3,7 +3,7 @@
  * the scanners' state and the nodes: kassa_chain_up, kassa_chain_height (the
  * scanner's cursor), kassa_chain_tip, kassa_chain_lag_blocks,
  * kassa_chain_last_scan_seconds (unix time), kassa_chain_reorgs_total and
- * kassa_chain_credited_then_reorged.
+ * kassa_chain_credited_off_chain.
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { ChainHealth } from '../../modules/networks/index.js';
@@ -38,8 +38,8 @@ export function registerChainMetrics(registry: Registry, chainHealth: NonNullabl
   gauge('kassa_chain_last_scan_seconds', 'Unix time of the last completed scan, per network', (h) => (h.lastScanAt ? h.lastScanAt.getTime() / 1000 : null));
   gauge('kassa_chain_reorgs_total', 'Chain reorganisations the scanner walked back, per network', (h) => h.reorgs);
   gauge(
-    'kassa_chain_credited_then_reorged',
-    'Deposits credited and then reorganised off the best chain, per network: their credit is still in the ledger, for an operator to review',
-    (h) => h.creditedThenReorged,
+    'kassa_chain_credited_off_chain',
+    'Deposits credited and then reorganised off the best chain, not mined again, per network: their credit is still in the ledger, for an operator to review',
+    (h) => h.creditedOffChain,
   );
 }

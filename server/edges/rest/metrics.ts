@@ -140,10 +140,10 @@ export function registerMetrics(app: FastifyInstance, deps: Deps): Registry {
   // neither waiting (its run_at is ahead) nor failed, so without this gauge a held withdrawal is invisible.
   fromDatabase(
     'kassa_jobs_retrying',
-    'Jobs that failed and wait for another attempt, by task (for a payout task: a held withdrawal, refund or sweep; why is in the job\'s last_error)',
+    'Jobs that failed and wait for their next attempt (once due they count as waiting), by task; for a payout task: a held withdrawal, refund or sweep, why in the job\'s last_error',
     ['task'],
     () => sql`select task_identifier as task, count(*)::int as value from graphile_worker.jobs
-              where locked_at is null and attempts > 0 and attempts < max_attempts group by 1`,
+              where locked_at is null and attempts > 0 and attempts < max_attempts and run_at > now() group by 1`,
   );
   fromDatabase(
     'kassa_jobs_oldest_locked_seconds',

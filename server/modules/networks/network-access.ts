@@ -95,9 +95,10 @@ export type ChainHealth = {
   lastScanAt: Date | null;
   reorgs: number;
   /**
-   * Deposits credited and then reorganised away (deeper than the network's confirmations): the ledger still
-   * holds their credit, so an operator must review them (the engines' `reorged_after_credit` rows).
+   * Deposits credited and then reorganised off the best chain (deeper than the network's confirmations) and
+   * not back in a block: the ledger still holds their credit, so an operator must review them (the engines'
+   * `reorged_after_credit` rows). One mined again leaves the count.
    */
-  creditedThenReorged: number;
+  creditedOffChain: number;
   error?: string;
 };

@@ -243,6 +243,6 @@ describe('health', () => {
     expect(metrics).toMatch(/kassa_chain_height\{network="ETH"\} \d+/);
     expect(metrics).toMatch(/kassa_chain_reorgs_total\{network="ETH"\} [1-9]/);
     // The earlier reorg took a deposit before its depth: nothing credited was reorganised away.
-    expect(metrics).toMatch(/kassa_chain_credited_then_reorged\{network="ETH"\} 0\n/);
+    expect(metrics).toMatch(/kassa_chain_credited_off_chain\{network="ETH"\} 0\n/);
   });
 });

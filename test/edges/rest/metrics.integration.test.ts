@@ -92,6 +92,10 @@ describe('without a token: loopback only', () => {
     // A job that failed once and waits for its retry (a held payout), and one locked by a worker for two minutes.
     await t.db.sql`select graphile_worker.add_job('metrics_held', '{}'::json, run_at => now() + interval '5 minutes')`;
     await t.db.sql`select graphile_worker.add_job('metrics_running', '{}'::json)`;
+    // A retry already due counts as waiting, not as retrying: the two gauges never count a job twice.
+    await t.db.sql`select graphile_worker.add_job('metrics_due_retry', '{}'::json, run_at => now() - interval '1 second')`;
+    await t.db.sql`update graphile_worker._private_jobs set attempts = 1
+                   where task_id = (select id from graphile_worker._private_tasks where identifier = 'metrics_due_retry')`;
     await t.db.sql`update graphile_worker._private_jobs set attempts = 1, last_error = 'treasury short'
                    where task_id = (select id from graphile_worker._private_tasks where identifier = 'metrics_held')`;
     await t.db.sql`update graphile_worker._private_jobs set attempts = 1, locked_by = 'worker-x', locked_at = now() - interval '120 seconds'
@@ -114,6 +118,8 @@ describe('without a token: loopback only', () => {
     expect(sample(text, 'kassa_jobs_retrying', { task: 'metrics_held' })).toBe(1);
     expect(sample(text, 'kassa_jobs_retrying', { task: 'metrics_running' })).toBeNull();
     expect(sample(text, 'kassa_jobs_retrying', { task: 'metrics_probe' })).toBeNull();
+    expect(sample(text, 'kassa_jobs_retrying', { task: 'metrics_due_retry' })).toBeNull();
+    expect(sample(text, 'kassa_jobs_waiting', { task: 'metrics_due_retry' })).toBe(1);
     const locked = sample(text, 'kassa_jobs_oldest_locked_seconds', { task: 'metrics_running' });
     expect(locked).toBeGreaterThanOrEqual(119);
     expect(locked).toBeLessThan(600);

@@ -606,7 +606,7 @@ describe('ingestion is idempotent and serialized', () => {
     // an older state (SEEN) after CONFIRMED is a replay too
     expect((await ingestDeposit(t.deps, { ...report, state: 'SEEN', confirmations: 0 })).outcome).toBe('REPLAY');
     // and so is DROPPED after CONFIRMED (a reorg deeper than the depth): the credit stays, for an operator
-    // (kassa_chain_credited_then_reorged), never reversed by a chain report
+    // (kassa_chain_credited_off_chain), never reversed by a chain report
     expect((await ingestDeposit(t.deps, { ...report, state: 'DROPPED', confirmations: 0 })).outcome).toBe('REPLAY');
     expect(await snapshot()).toEqual(before);
     const r = await read(p.paymentId, shop);

@@ -56,6 +56,9 @@ describe('payment URIs', () => {
     expect(uri('LTC', 'LTC', '1.5', 'ltc1qxy')).toBe('litecoin:ltc1qxy?amount=1.5');
     expect(uri('BCH', 'BCH', '2', 'bitcoincash:qpm2')).toBe('bitcoincash:qpm2?amount=2');
     expect(uri('BCH', 'BCH', '2', 'qpm2')).toBe('bitcoincash:qpm2?amount=2');
+    // a test chain's CashAddr (a live node on testnet or regtest) keeps its own prefix as the scheme
+    expect(uri('BCH', 'BCH', '2', 'bchreg:qpm2')).toBe('bchreg:qpm2?amount=2');
+    expect(uri('BCH', 'BCH', '2', 'bchtest:qpm2')).toBe('bchtest:qpm2?amount=2');
   });
 
   it('EIP-681 with the chain id, amounts in base units, tokens through their contract', () => {

@@ -74,8 +74,6 @@ export type ScanStatus = {
   lag: bigint | null;
   lastScanAt: Date | null;
   reorgs: number;
-  /** Deposits confirmed (so credited by Kassa) whose block later left the best chain: for an operator to review. */
-  creditedThenReorged: number;
 };
 
 export type TickResult = { height: bigint; tip: bigint; reorgs: number; delivered: number };
@@ -156,8 +154,6 @@ export class EvmScanner {
     // last_scan_at as epoch ms: the pool's type parsers may hand timestamps back as strings.
     const [state] = await this.sql<{ tip: string | null; last_scan_ms: string | null; reorg_count: string }[]>`
       select tip, (extract(epoch from last_scan_at) * 1000)::bigint as last_scan_ms, reorg_count from evm_scanner_state where network = ${this.network}`;
-    const [flagged] = await this.sql<{ n: number }[]>`
-      select count(*)::int as n from evm_deposits where network = ${this.network} and reorged_after_credit`;
     const cursor = await this.cursor();
     const tip = state?.tip != null ? BigInt(state.tip) : null;
     const height = cursor?.height ?? null;
@@ -168,7 +164,6 @@ export class EvmScanner {
       lag: tip !== null && height !== null ? (tip > height ? tip - height : 0n) : null,
       lastScanAt: state?.last_scan_ms != null ? new Date(Number(state.last_scan_ms)) : null,
       reorgs: Number(state?.reorg_count ?? 0),
-      creditedThenReorged: flagged?.n ?? 0,
     };
   }
 
@@ -230,6 +225,16 @@ export class EvmScanner {
       if (error instanceof Error && error.name === 'BlockNotFoundError') return null;
       throw error;
     }
+  }
+
+  /**
+   * Deposits confirmed (so credited by Kassa) that a reorganisation took off the best chain and that are not
+   * back in a block: for an operator to review (a partial index serves it; not read on the scan path).
+   */
+  async creditedOffChain(): Promise<number> {
+    const [row] = await this.sql<{ n: number }[]>`
+      select count(*)::int as n from evm_deposits where network = ${this.network} and reorged_after_credit and block_number is null`;
+    return row?.n ?? 0;
   }
 
   /** The watched token contracts (by lower-case address) with their currency and decimals. */

@@ -112,7 +112,7 @@ export async function openEvmChain(
     async health() {
       const status = await scanner.status();
       const height = status.height === null ? null : Number(status.height);
-      const base = { height, lastScanAt: status.lastScanAt, reorgs: status.reorgs, creditedThenReorged: status.creditedThenReorged };
+      const base = { height, lastScanAt: status.lastScanAt, reorgs: status.reorgs, creditedOffChain: await scanner.creditedOffChain() };
       try {
         const tip = Number(await client.getBlockNumber({ cacheTime: 0 }));
         return { ok: true, ...base, tip, lag: height === null ? null : Math.max(0, tip - height) };

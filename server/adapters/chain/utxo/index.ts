@@ -9,7 +9,7 @@ import { RpcClient } from './rpc.js';
 import { confirmationsFor, resolveParams, type ResolvedParams, type UtxoNetwork } from './params.js';
 import { UtxoScanner } from './scanner.js';
 import { UtxoWallet } from './wallet.js';
-import { creditedThenReorged, readCursor, type Sql } from './store.js';
+import { countCreditedOffChain, creditedThenReorged, readCursor, type Sql } from './store.js';
 import { scriptForAddress } from './keys.js';
 import type { PayoutSigner } from './signer.js';
 import type { DepositSink, PayoutRequest, PayoutResult } from './types.js';
@@ -59,7 +59,7 @@ export type UtxoEngine = {
     lag: number | null;
     reorgs: number;
     lastScanAt: Date | null;
-    creditedThenReorged: number;
+    creditedOffChain: number;
     error?: string;
   }>;
   /** Credited deposits whose block later left the best chain (operator review). */
@@ -109,8 +109,12 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
     rebroadcastPending: () => (wallet ? wallet.rebroadcastPending() : Promise.resolve(0)),
     health: async () => {
       const cursor = await readCursor(config.sql, config.network);
-      const flagged = await creditedThenReorged(config.sql, config.network);
-      const base = { height: cursor?.height ?? null, reorgs: scanner.stats.reorgs, lastScanAt: scanner.stats.lastScanAt, creditedThenReorged: flagged.length };
+      const base = {
+        height: cursor?.height ?? null,
+        reorgs: scanner.stats.reorgs,
+        lastScanAt: scanner.stats.lastScanAt,
+        creditedOffChain: await countCreditedOffChain(config.sql, config.network),
+      };
       try {
         const tip = await rpc.call<number>('getblockcount');
         return { ok: true, ...base, tip, lag: cursor ? Math.max(0, tip - cursor.height) : null };

@@ -209,6 +209,13 @@ export async function recordBroadcast(sql: SqlLike, network: string, id: string,
   else await sql`update utxo_payouts set last_error = ${error} where network = ${network} and id = ${id}`;
 }
 
+/** How many credited outputs a reorganisation took off the best chain and are not back in a block (a partial index serves it). */
+export async function countCreditedOffChain(sql: SqlLike, network: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from utxo_outputs where network = ${network} and reorged_after_credit and block_height is null`;
+  return row?.n ?? 0;
+}
+
 /** Credited deposits whose block later left the best chain: for operator review (never edited back). */
 export async function creditedThenReorged(sql: SqlLike, network: string): Promise<{ txid: string; vout: number; amount: bigint }[]> {
   const rows = await sql<{ txid: string; vout: number; amount: string }[]>`

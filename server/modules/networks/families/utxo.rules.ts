@@ -133,7 +133,8 @@ export const UTXO_NETWORKS = {
     // CashAddr P2PKH over hash160 of the compressed key.
     ...bip44Keys(COIN.BCH, (publicKey) => cashAddrEncode('bitcoincash', 0, hash160(publicKey))),
     validateAddress: validateBch,
-    paymentUri: ({ address, amount }) => `${address.startsWith('bitcoincash:') ? address : `bitcoincash:${address}`}?amount=${amount}`,
+    // A CashAddr carries its chain as its prefix (bitcoincash:, bchtest:, bchreg:), which is also the URI's scheme.
+    paymentUri: ({ address, amount }) => `${address.includes(':') ? address : `bitcoincash:${address}`}?amount=${amount}`,
     formatTxHash: hex,
   },
   BTC: segwitNetwork(
