@@ -12,7 +12,7 @@ import { createWalletClient, http, parseEther, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openLiveChains, type ProcessRole } from '../../../server/adapters/chain/live/live-chains.js';
-import { readLiveChainConfig } from '../../../server/adapters/chain/live/live-config.js';
+import { LiveChainConfigError, readLiveChainConfig } from '../../../server/adapters/chain/live/live-config.js';
 import { chooseCurrency } from '../../../server/modules/payments/index.js';
 import { testXpub } from '../../helpers/watch-only.js';
 import { ANVIL_MNEMONIC, startAnvil, type Anvil } from '../evm/anvil.js';
@@ -106,5 +106,28 @@ describe('keys', () => {
     await expect(open('signer', other)).rejects.toThrow(/does not derive KASSA_ETH_XPUB/);
     const right = await open('signer', app.mnemonicFile);
     expect(right.signs).toBe(true);
+  });
+
+  test('a wrong, exposed or missing mnemonic file is refused before any node is called, naming the file, not the node', async () => {
+    const other = join(dir, 'other-2');
+    writeFileSync(other, `${ANVIL_MNEMONIC}\n`, { mode: 0o600 });
+    const loose = join(dir, 'loose-2');
+    writeFileSync(loose, `${ANVIL_MNEMONIC}\n`, { mode: 0o644 });
+    // No node listens here, and the default start-up retries apply: were the node called first, the
+    // error would name KASSA_ETH_RPC_URL after its retries.
+    const dead = 'http://127.0.0.1:9/';
+    const refused = async (mnemonicFile: string, xpub = testXpub('ETH')) => {
+      const config = readLiveChainConfig({ KASSA_ETH_RPC_URL: dead, KASSA_ETH_XPUB: xpub, KASSA_ETH_TOKENS: tokens, KASSA_SIGNER_MNEMONIC_FILE: mnemonicFile });
+      const error = await openLiveChains(config, { sql: app.db.sql, sink: async () => {}, role: 'signer', onError: () => {} }).then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
+      expect(error).toBeInstanceOf(LiveChainConfigError);
+      expect(error!.message).not.toMatch(/KASSA_ETH_RPC_URL|node/);
+      return error!.message;
+    };
+    expect(await refused(other)).toMatch(/^KASSA_SIGNER_MNEMONIC_FILE: does not derive KASSA_ETH_XPUB/);
+    expect(await refused(loose)).toMatch(/^KASSA_SIGNER_MNEMONIC_FILE: .*loose-2 has mode 0644; it must be 0600/);
+    expect(await refused(join(dir, 'nothing-here'))).toMatch(/^KASSA_SIGNER_MNEMONIC_FILE: ENOENT.*nothing-here/);
   });
 });

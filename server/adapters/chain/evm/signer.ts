@@ -103,13 +103,22 @@ export function readMnemonicFile(path: string): string {
   return readFileSync(path, 'utf8');
 }
 
-/** Opens the signer: refuses a readable-by-others file and a mnemonic that is not the one behind the xpub. */
-export async function openEvmSigner(options: SignerOptions): Promise<EvmSigner> {
+/**
+ * The signer's account key, with no node call: refuses a readable-by-others file and a mnemonic that is
+ * not the one behind the xpub.
+ */
+export function signerAccountKey(options: Pick<SignerOptions, 'mnemonicFile' | 'xpub' | 'network'>) {
   const account = accountKeyFromMnemonic(readMnemonicFile(options.mnemonicFile));
   const book = addressBook(options.xpub);
   if (account.publicExtendedKey !== book.normalizedXpub) {
     throw new Error(`KASSA_SIGNER_MNEMONIC_FILE does not derive KASSA_${options.network}_XPUB (m/44'/60'/0'): refusing to sign`);
   }
+  return { account, book };
+}
+
+/** Opens the signer (`signerAccountKey`'s checks, then the node's chain id). */
+export async function openEvmSigner(options: SignerOptions): Promise<EvmSigner> {
+  const { account, book } = signerAccountKey(options);
   const chainId = await options.client.getChainId();
   return new EvmSigner(options, account, book, chainId);
 }

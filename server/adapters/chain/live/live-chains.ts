@@ -10,6 +10,7 @@ import type { Sql } from 'postgres';
 import type { Network } from '../../../modules/money/index.js';
 import { SHARED_ADDRESS_SEQUENCE, type NetworkAccess } from '../../../modules/networks/index.js';
 import type { ChainPorts } from '../../../modules/networks/ports.js';
+import { signerAccountKey } from '../evm/index.js';
 import { UtxoSigner } from '../utxo/index.js';
 import { openEvmChain } from './evm-chain.js';
 import type { ChainHealth, LiveChain, LiveSink } from './live-chain.js';
@@ -98,24 +99,31 @@ export async function openLiveChains(
   }
   const mnemonicFile = signs ? config.mnemonicFile : undefined;
   let utxoSigner: UtxoSigner | undefined;
+  // The keys are checked before any node is called: a wrong or exposed mnemonic file is refused at once,
+  // naming the file, not retried as if a node were down.
+  const keyError = (error: unknown) =>
+    new LiveChainConfigError(`KASSA_SIGNER_MNEMONIC_FILE: ${(error instanceof Error ? error.message : String(error)).replace(/^KASSA_SIGNER_MNEMONIC_FILE /, '')}`);
   if (mnemonicFile && config.utxo.length) {
     try {
       utxoSigner = UtxoSigner.fromFile(mnemonicFile, Object.fromEntries(config.utxo.map((c) => [c.network, c.xpub])));
     } catch (error) {
-      throw new LiveChainConfigError(`KASSA_SIGNER_MNEMONIC_FILE: ${error instanceof Error ? error.message : String(error)}`);
+      throw keyError(error);
+    }
+  }
+  if (mnemonicFile) {
+    for (const c of config.evm) {
+      try {
+        signerAccountKey({ mnemonicFile, xpub: c.xpub, network: c.network });
+      } catch (error) {
+        throw keyError(error);
+      }
     }
   }
   const attempts = options.startAttempts ?? 5;
   const opened: LiveChain[] = [];
   for (const c of config.evm) {
     opened.push(
-      await withRetries(`${c.network} node at KASSA_${c.network}_RPC_URL`, () => openEvmChain(c, { sql: options.sql, sink: options.sink, mnemonicFile }), attempts, 2000).catch(
-        (error: unknown) => {
-          // A mnemonic that does not derive the xpub is not a node problem: say so plainly.
-          if (error instanceof Error && /refusing|mode 0/.test(error.message)) throw new LiveChainConfigError(error.message.replace(/^[^:]+: /, ''));
-          throw error;
-        },
-      ),
+      await withRetries(`${c.network} node at KASSA_${c.network}_RPC_URL`, () => openEvmChain(c, { sql: options.sql, sink: options.sink, mnemonicFile }), attempts, 2000),
     );
   }
   for (const c of config.utxo) {
