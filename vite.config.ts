@@ -5,7 +5,7 @@
  * fetched by the module when a checkout speaks that language.
  *
  * Build-only plugins keep the module small (scripts/widget-size.ts
- * measures it against its 25 KB gzip budget):
+ * measures it against its 25 kB, 25,000-byte gzip budget):
  * - `minifyLitTemplates`: minifiers leave template strings alone, so the
  *   html`` and css`` templates of widget/ would ship their indentation;
  * - `treeShakeTrpcWsLink`, `modernTrpcHelpers`, `raceWithoutUnpromise`: see below.

@@ -1,8 +1,9 @@
 /**
  * The widget's weight as browsers download it: the gzip (and brotli) size of
  * dist/widget/crypto-checkout.js, the module every checkout loads, against
- * its 25 kB gzip budget (25,000 bytes at gzip level 9, as Kassa serves it), and of each language chunk (one is fetched for a
- * non-English checkout). `--breakdown` rebuilds the module with each library
+ * its 25 kB gzip budget (25,000 bytes at gzip level 9, as Kassa serves
+ * it), and of each language chunk (one is fetched for a non-English
+ * checkout). `--breakdown` rebuilds the module with each library
  * left out to show what Lit, the tRPC client and the QR encoder (lean-qr) cost.
  *
  *   npm run build:widget && npx tsx scripts/widget-size.ts [--breakdown]

@@ -57,6 +57,20 @@ async function sendUsdt(to: Hex, baseUnits: bigint, wait = true): Promise<Hex> {
   return hash;
 }
 
+/** An ETH transfer signed but not sent: the same bytes can be sent again after a reorg. */
+async function signEth(to: Hex, ether: string): Promise<Hex> {
+  const request = await wallet.prepareTransactionRequest({ account: wallet.account!, chain: null, to, value: parseEther(ether) });
+  return wallet.signTransaction({ ...request, account: wallet.account!, chain: null } as never);
+}
+
+/** Runs `send` with automining off, then mines one block holding everything it sent. */
+async function inOneBlock(send: () => Promise<unknown>): Promise<void> {
+  await anvil.rpc('evm_setAutomine', [false]);
+  await send();
+  await anvil.mine(1);
+  await anvil.rpc('evm_setAutomine', [true]);
+}
+
 /** Reports produced since `mark` (an index into `reports`), in a compact comparable form. */
 function since(mark: number): string[] {
   return reports.slice(mark).map((r) => `${r.state} ${r.currency} ${r.amount} → ${r.toAddress.slice(0, 8)} #${r.outputIndex} c${r.confirmations}`);
@@ -145,13 +159,12 @@ describe('EVM scanner on anvil', () => {
     const gone = book.depositAddress(4);
     const moved = book.depositAddress(5);
     // `moved` is signed now and handed to anvil_reorg to be re-included in the replacement chain.
-    const request = await wallet.prepareTransactionRequest({ account: wallet.account!, chain: null, to: moved, value: parseEther('0.5') });
-    const raw = await wallet.signTransaction({ ...request, account: wallet.account!, chain: null } as never);
-    await anvil.rpc('evm_setAutomine', [false]);
-    await anvil.rpc('eth_sendRawTransaction', [raw]);
-    const goneHash = await sendUsdt(gone, 7_000_000n, false);
-    await anvil.mine(1);
-    await anvil.rpc('evm_setAutomine', [true]);
+    const raw = await signEth(moved, '0.5');
+    let goneHash: Hex | undefined;
+    await inOneBlock(async () => {
+      await anvil.rpc('eth_sendRawTransaction', [raw]);
+      goneHash = await sendUsdt(gone, 7_000_000n, false);
+    });
     const s = scanner();
     await s.tick();
     expect(since(mark).map((l) => l.split(' → ')[0])).toEqual(['SEEN ETH 0.5', 'SEEN USDT 7']);
@@ -188,13 +201,11 @@ describe('EVM scanner on anvil', () => {
     const back = book.depositAddress(11);
     const gone = book.depositAddress(12);
     // `back` is signed now, so that the same transaction can be mined again after the reorg.
-    const request = await wallet.prepareTransactionRequest({ account: wallet.account!, chain: null, to: back, value: parseEther('0.7') });
-    const raw = await wallet.signTransaction({ ...request, account: wallet.account!, chain: null } as never);
-    await anvil.rpc('evm_setAutomine', [false]);
-    await anvil.rpc('eth_sendRawTransaction', [raw]);
-    await sendEth(gone, '0.8', false);
-    await anvil.mine(1);
-    await anvil.rpc('evm_setAutomine', [true]);
+    const raw = await signEth(back, '0.7');
+    await inOneBlock(async () => {
+      await anvil.rpc('eth_sendRawTransaction', [raw]);
+      await sendEth(gone, '0.8', false);
+    });
     for (let i = 0; i <= CONFIRMATIONS && since(mark).filter((l) => l.startsWith('CONFIRMED')).length < 2; i++) {
       await s.tick();
       await anvil.mine(1);

@@ -5,7 +5,7 @@
  * in base units); transaction ids 0x-hex.
  */
 import { checksumAddress, parseUnits } from 'viem';
-import { OK, bad, nativeOrTokenUri, type AddressValidation, type NetworkRules, type PaymentUriInput } from './family.rules.js';
+import { OK, bad, type AddressValidation, type NetworkRules, type PaymentUriInput } from './family.rules.js';
 import { bip44Keys, evmAccountId, hex } from './keys.rules.js';
 
 /** SLIP-44 coin type of Ethereum, used by every EVM chain here. */
@@ -39,7 +39,7 @@ function evmNetwork(chainId: number, currencies: NetworkRules['currencies']): Ne
     currencies,
     ...bip44Keys(ETH_COIN, addressOf),
     validateAddress: validateEvm,
-    paymentUri: nativeOrTokenUri(currencies, { native: (p) => eip681Uri(chainId, p), token: (p, token) => eip681Uri(chainId, p, token) }),
+    paymentUri: (p) => eip681Uri(chainId, p, currencies[p.currency]?.token),
     formatTxHash: (bytes) => `0x${hex(bytes)}`,
   };
 }

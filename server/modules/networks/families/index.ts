@@ -5,8 +5,6 @@
  * are all derived from here, so a network is described once.
  */
 import { EVM_NETWORKS } from './evm.rules.js';
-
-export { eip681Uri } from './evm.rules.js';
 import type { NetworkRules } from './family.rules.js';
 import { SOLANA_NETWORKS } from './solana.rules.js';
 import { STELLAR_NETWORKS } from './stellar.rules.js';
@@ -14,6 +12,7 @@ import { TRON_NETWORKS } from './tron.rules.js';
 import { UTXO_NETWORKS } from './utxo.rules.js';
 import { XRP_NETWORKS } from './xrp.rules.js';
 
+export { eip681Uri } from './evm.rules.js';
 export type { AddressValidation, CarriedCurrency, DepositAddress, NetworkRules, PaymentUriInput } from './family.rules.js';
 
 /** In the spec's order of networks (BCH, BTC, LTC, XLM, XRP, ETH, BSC, SOL, TRX). */
