@@ -16,24 +16,43 @@ export type Sql = postgres.Sql;
 /** Either the pool or a transaction: what a function that only queries accepts. */
 export type Queryable = PgDatabase<PostgresJsQueryResultHKT, typeof schema>;
 
-export type Database = { sql: Sql; db: Db; url: string; close: () => Promise<void> };
+export type Database = {
+  sql: Sql;
+  db: Db;
+  url: string;
+  /**
+   * A second, small pool whose prepared statements always run their generic plan. For the batched
+   * statements over arrays (one row per element, `unnest`): their custom plan sees each batch's
+   * array sizes, so PostgreSQL judges it cheaper than the generic one and plans every execution
+   * again. Not the main pool: there a generic plan cannot use a partial index for a status given
+   * as a parameter.
+   */
+  generic: Sql;
+  close: () => Promise<void>;
+};
+
+/** Connections of the generic-plan pool: as many batches as are sent at once (payments' CREATE_BATCH). */
+export const GENERIC_POOL_SIZE = 2;
 
 export function connect(url: string, options: { max?: number } = {}): Database {
-  const sql = postgres(url, {
-    max: options.max ?? 10,
+  const open = (max: number, settings: Record<string, string> = {}) => postgres(url, {
+    max,
     onnotice: () => {},
     // Fail fast instead of queueing forever when the database is down.
     connect_timeout: 5,
     // Retry a lost server quickly (the default backoff grows to ~20 s, so an outage answers in 15–30 s).
     backoff: () => 0.2,
     idle_timeout: 60,
-    connection: { application_name: 'kassa' },
+    connection: { application_name: 'kassa', ...settings },
   });
+  const sql = open(options.max ?? 10);
+  // postgres.js connects on first use: a process that never runs a batched statement opens none.
+  const generic = open(GENERIC_POOL_SIZE, { plan_cache_mode: 'force_generic_plan' });
   // drizzle sends queries as unnamed statements (planned per execution) unless built with
   // `.prepare(name)`: only a few hot, index-lookup queries are (`preparedPerPool`). Preparing every
   // query was tried: in the soak's mixed load, generic plans made it 35% slower (42.6 vs 66 op/s).
   const db = drizzle(sql, { schema });
-  return { sql, db, url, close: () => sql.end({ timeout: 5 }) };
+  return { sql, db, url, generic, close: async () => void (await Promise.all([sql.end({ timeout: 5 }), generic.end({ timeout: 5 })])) };
 }
 
 /**

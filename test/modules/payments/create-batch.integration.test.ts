@@ -5,7 +5,9 @@
  * in the unique index's order, so two overlapping batches wait for each other
  * instead of deadlocking; whether their statements overlap at all is up to
  * timing (unsorted, no deadlock showed in these rounds either), so the
- * deadlock count is a check, not a proof of the ordering.
+ * deadlock count is a check, not a proof of the ordering. Each payment written
+ * has exactly one creation event (the statement trigger of migration 0011),
+ * and a row the conflict skipped none.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connect, type Database } from '../../../db/client.js';
@@ -48,6 +50,11 @@ it('two pools creating the same 40 payments in opposite orders: each written onc
     expect([...mine, ...theirs].filter((r) => r.created)).toHaveLength(ids.length);
     const [row] = await t.db.sql<{ n: number }[]>`select count(*)::int as n from payments where client_payment_id = any(${ids})`;
     expect(row!.n).toBe(ids.length);
+    const events = await t.db.sql<{ client_payment_id: string; to_status: string; same_time: boolean }[]>`
+      select p.client_payment_id, e.to_status, e.at = p.created_at as same_time
+      from payments p join events e on e.entity_type = 'payment' and e.entity_id = p.id and e.reason = 'created'
+      where p.client_payment_id = any(${ids}) and e.from_status is null order by p.client_payment_id`;
+    expect(events).toEqual(ids.map((id) => ({ client_payment_id: id, to_status: 'NEW', same_time: true })));
   }
   expect(await deadlocks()).toBe(before);
 });
