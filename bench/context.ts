@@ -10,7 +10,7 @@ export type BenchOptions = {
   warmupS: number;
   /** Concurrent HTTP connections / database callers (default 10). */
   connections: number;
-  /** postgres.js pool size of the raw limits; Kassa's own pool is 10 (server/main.ts). */
+  /** postgres.js pool size of the raw limits; Kassa's own pool is 10 (server/main.ts), and its create batches use 2 connections of their own (db/client.ts, the generic-plan pool). */
   poolSize: number;
   /** Callbacks drained in scenario 3 (default 10,000). */
   callbacks: number;

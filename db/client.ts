@@ -31,7 +31,7 @@ export type Database = {
   close: () => Promise<void>;
 };
 
-/** Connections of the generic-plan pool: as many batches as are sent at once (payments' CREATE_BATCH). */
+/** Connections of the generic-plan pool, and so the create batches at the database at once (payments' CREATE_BATCH). */
 export const GENERIC_POOL_SIZE = 2;
 
 export function connect(url: string, options: { max?: number } = {}): Database {
