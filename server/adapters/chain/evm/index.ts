@@ -4,7 +4,7 @@ export { addressBook, parseExtendedPublicKey, EVM_ACCOUNT_PATH, type EvmAddressB
 export { reconcileNative, type NativeReconciliation } from './reconcile.js';
 export { clientFromEnv, createEvmClient, type RpcOptions } from './rpc.js';
 export { EvmScanner, type ScannerOptions, type ScanStatus, type TickResult } from './scanner.js';
-export { EvmSigner, openEvmSigner, readMnemonicFile, signerAccountKey, type SignerOptions, type SweepResult } from './signer.js';
+export { EvmSigner, openEvmSigner, signerAccountKey, type SignerOptions, type SweepResult } from './signer.js';
 export {
   NATIVE_CURRENCY,
   type DepositReport,

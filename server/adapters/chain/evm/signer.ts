@@ -11,7 +11,6 @@
  * replacement with the same nonce, its bytes stored too. No node call happens
  * inside a database transaction.
  */
-import { statSync, readFileSync } from 'node:fs';
 import type { HDKey } from '@scure/bip32';
 import type postgres from 'postgres';
 import {
@@ -28,6 +27,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { accountKeyFromMnemonic, addressBook, childPrivateKey, type EvmAddressBook } from './keys.js';
+import { readMnemonicFile } from '../mnemonic-file.js';
 import { bumpedFees, checkFunds, gasTopUp, maxGasCost, nativeSweepValue, sweepFees, toBaseUnits, type Fees } from './signer.rules.js';
 import { NATIVE_CURRENCY, type EvmNetwork, type HeldResult, type PayoutRequest, type PayoutResult, type TokenContract } from './types.js';
 
@@ -93,15 +93,6 @@ type TxRow = {
   held_needed: string | null;
   held_available: string | null;
 };
-
-/** Refuses a mnemonic file that group or others may read or write (it must be 0600, or stricter). */
-export function readMnemonicFile(path: string): string {
-  const mode = statSync(path).mode & 0o777;
-  if ((mode & 0o077) !== 0) {
-    throw new Error(`${path} has mode 0${mode.toString(8)}; it must be 0600 (readable by its owner only)`);
-  }
-  return readFileSync(path, 'utf8');
-}
 
 /**
  * The signer's account key, with no node call: refuses a readable-by-others file and a mnemonic that is

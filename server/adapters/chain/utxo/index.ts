@@ -129,7 +129,7 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
 export { AccountKeys, parseAccountXpub } from './keys.js';
 export { RpcClient, RpcError, RpcUnavailableError } from './rpc.js';
 export { NETWORK_PARAMS, UTXO_NETWORKS, resolveParams, type UtxoNetwork } from './params.js';
-export { UtxoSigner, readMnemonicFile, SignerConfigError, type PayoutSigner } from './signer.js';
+export { UtxoSigner, SignerConfigError, type PayoutSigner } from './signer.js';
 export { PayoutBroadcastError, PayoutConflictError } from './wallet.js';
 export { InsufficientFundsError } from './wallet.rules.js';
 export type { UtxoDepositReport, DepositSink, PayoutRequest, PayoutResult, ChainState } from './types.js';

@@ -1,18 +1,19 @@
 /**
  * The only holder of private keys: derives them from the BIP-39 mnemonic in
- * `KASSA_SIGNER_MNEMONIC_FILE` (refused unless the file's mode is 0600), checks that every
+ * `KASSA_SIGNER_MNEMONIC_FILE` (../mnemonic-file.ts: owner-only, a valid mnemonic), checks that every
  * configured xpub is the mnemonic's own account key, and signs payouts built by the wallet.
  * BTC/LTC: P2WPKH with @scure/btc-signer (RBF signalled); BCH: P2PKH SIGHASH_FORKID with libauth.
  */
-import { readFileSync, statSync } from 'node:fs';
 import { HDKey } from '@scure/bip32';
-import { mnemonicToSeedSync, validateMnemonic } from '@scure/bip39';
-import { wordlist } from '@scure/bip39/wordlists/english.js';
+import { mnemonicToSeedSync } from '@scure/bip39';
 import { hex } from '@scure/base';
 import { Transaction } from '@scure/btc-signer';
 import { parseAccountXpub, sameAccountKey, type Branch } from './keys.js';
 import { NETWORK_PARAMS, type UtxoNetwork } from './params.js';
 import { signBchTransaction } from './bch.js';
+import { readMnemonicFile, SignerConfigError } from '../mnemonic-file.js';
+
+export { SignerConfigError };
 
 /** Sequence that signals replace-by-fee (BIP-125) without enabling a lock time. */
 export const RBF_SEQUENCE = 0xfffffffd;
@@ -26,21 +27,6 @@ export type SignedPayout = { hex: string; txid: string; vsize: number };
 /** What the wallet needs from the signer role. */
 export interface PayoutSigner {
   sign(payout: UnsignedPayout): SignedPayout;
-}
-
-export class SignerConfigError extends Error {
-  override name = 'SignerConfigError';
-}
-
-/** Read the mnemonic file, refusing one that others than the owner may read or write. */
-export function readMnemonicFile(path: string): string {
-  const mode = statSync(path).mode & 0o777;
-  if (mode !== 0o600) {
-    throw new SignerConfigError(`KASSA_SIGNER_MNEMONIC_FILE ${path} has mode ${mode.toString(8).padStart(4, '0')}; it must be 0600`);
-  }
-  const mnemonic = readFileSync(path, 'utf8').trim().split(/\s+/).join(' ');
-  if (!validateMnemonic(mnemonic, wordlist)) throw new SignerConfigError(`KASSA_SIGNER_MNEMONIC_FILE ${path} does not hold a valid BIP-39 mnemonic`);
-  return mnemonic;
 }
 
 export class UtxoSigner implements PayoutSigner {
