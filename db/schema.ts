@@ -230,6 +230,11 @@ export const deposits = pgTable(
     amounts: jsonb('amounts').$type<Record<string, string>>().notNull().default({}),
     receivedAt: instant('received_at').notNull(),
     confirmedAt: instant('confirmed_at'),
+    /**
+     * When a credit was taken back: the deposit was CONFIRMED and credited, then reorganised off the
+     * chain for good (CONTRACT §10). The ledger holds the reversing entries; this marks the deposit.
+     */
+    creditReversedAt: instant('credit_reversed_at'),
     createdAt: createdAt(),
   },
   (t) => [
@@ -255,6 +260,12 @@ export const refunds = pgTable('refunds', {
   displayAmount: numeric('display_amount').notNull(),
   displayFee: numeric('display_fee').notNull(),
   transactionId: text('transaction_id'),
+  /**
+   * When the broadcast job claimed it, once its deposit was confirmed on chain: from then on it is
+   * sent, never cancelled. A PENDING refund without it is cancelled (NON_REFUNDABLE) if its deposit
+   * leaves the chain: Kassa never pays back what it did not keep.
+   */
+  sendingSince: instant('sending_since'),
   confirmedAt: instant('confirmed_at'),
   createdAt: createdAt(),
 });
@@ -282,8 +293,10 @@ export const ledgerEntries = pgTable(
 
 /**
  * Running balances: always the sum of the ledger entries, updated in the
- * same statement batch. The CHECK makes an overdraft impossible whatever
- * the concurrency.
+ * same statement batch. A debit is refused when it would overdraw
+ * (ledger.service.ts guards the UPDATE itself); only the reversal of a
+ * credit the chain took back may take a balance below zero: the merchant
+ * then owes it, and withdrawals wait until deposits cover it.
  */
 export const balances = pgTable(
   'balances',
@@ -293,10 +306,7 @@ export const balances = pgTable(
     currency: text('currency').notNull(),
     amount: numeric('amount').notNull().default('0'),
   },
-  (t) => [
-    primaryKey({ columns: [t.businessId, t.account, t.currency] }),
-    check('balances_not_negative', sql`${t.amount} >= 0`),
-  ],
+  (t) => [primaryKey({ columns: [t.businessId, t.account, t.currency] })],
 );
 
 /** The sandbox chain's simulated transactions. */

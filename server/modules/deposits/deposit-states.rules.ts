@@ -15,7 +15,8 @@ export const DEPOSIT_MACHINE = defineStateMachine({
     // An operator decides; meanwhile the chain may confirm or drop it.
     COMPLIANCE_REVIEW: ['UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'FAILED', 'UNPROCESSABLE'],
     UNCONFIRMED: ['CONFIRMED', 'FAILED'],
-    CONFIRMED: [],
+    // Reorganised off the chain for good after it was credited: the credit is reversed (CONTRACT §10).
+    CONFIRMED: ['FAILED'],
     BLOCKED: [],
     UNPROCESSABLE: [],
     FAILED: [],
@@ -27,7 +28,8 @@ export const REFUND_MACHINE = defineStateMachine({
   states: REFUND_STATUSES,
   initial: ['PENDING', 'NON_REFUNDABLE'],
   transitions: {
-    PENDING: ['CONFIRMED'],
+    // NON_REFUNDABLE: its deposit left the chain before the broadcast job claimed it.
+    PENDING: ['CONFIRMED', 'NON_REFUNDABLE'],
     CONFIRMED: [],
     NON_REFUNDABLE: [],
   },

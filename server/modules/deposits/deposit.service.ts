@@ -25,11 +25,11 @@ import {
   type PaymentStatus,
   type PricedCurrency,
 } from '../money/index.js';
-import { postEntries } from '../ledger/index.js';
+import { depositReversal, postEntries } from '../ledger/index.js';
 import { recordDepositCreated, transitionDeposit } from './deposit-transitions.js';
 import { valueDeposit } from './deposit-valuation.rules.js';
 import { FINAL_PAYMENT_STATUSES, coverage, reevaluatePayment, type PaymentRow } from '../payments/index.js';
-import { createRefund, networkFee } from './refund.service.js';
+import { cancelUnsentRefund, createRefund, networkFee, releaseRefund } from './refund.service.js';
 
 type DepositRow = typeof deposits.$inferSelect;
 
@@ -162,6 +162,32 @@ async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, a
   if (excess.gt(0)) await createRefund(tx, d, { type: 'PARTIAL', reason: 'OVERPAYMENT', amount: excess }, at);
 }
 
+/**
+ * A confirmed deposit the chain took back for good (a reorganisation, and it did not come back):
+ * FAILED, and all the ledger holds for it reversed by new entries, never an edit (CONTRACT §10).
+ * The merchant's balance may go below zero: the merchant owes it, and withdrawals wait. A refund
+ * already sent from it is not undone here; the scanner's flag (kassa_chain_credited_off_chain)
+ * puts the deposit in front of an operator.
+ */
+async function reverseCredit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date) {
+  // Confirmed but never credited (a refunded follow-up): nothing to take back.
+  if (!d.credited) return transitionDeposit(tx, d, 'FAILED', 'reorganised off the chain after it confirmed', at);
+  const reversal = await depositReversal(tx, d.id);
+  const market = isStablecoin(d.depositCurrency)
+    ? (await depositRates(deps, p, d.depositCurrency, d.network, d.receivedAt)).market
+    : undefined;
+  const amounts = revalue(p, d, new Dec(0), market);
+  await tx
+    .update(deposits)
+    .set({ credited: false, creditedAmount: '0', amounts, creditReversedAt: at })
+    .where(eq(deposits.id, d.id));
+  Object.assign(d, { credited: false, creditedAmount: '0', amounts, creditReversedAt: at });
+  await transitionDeposit(tx, d, 'FAILED', 'reorganised off the chain after it was credited', at, {
+    reversed: reversal.map(({ account, currency, amount }) => ({ account, currency, amount })),
+  });
+  await postEntries(tx, reversal, at);
+}
+
 /** Move a deposit out of its pending state according to the chain (after review or a new report). */
 async function followChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date, reason: string) {
   if (d.chainStatus === 'DROPPED') return transitionDeposit(tx, d, 'FAILED', 'dropped from the chain', at);
@@ -192,7 +218,12 @@ async function screenSender(deps: Deps, report: DepositReport): Promise<RiskAsse
   }
 }
 
-const CHAIN_ORDER = { SEEN: 0, CONFIRMED: 1, DROPPED: 1 } as const;
+/**
+ * A report moves a deposit on only to a later chain state: SEEN, then CONFIRMED or DROPPED, and
+ * DROPPED after CONFIRMED (a reorganisation deeper than the confirmations). A deposit reported
+ * again after DROPPED stays as it is (FAILED).
+ */
+const CHAIN_ORDER = { SEEN: 0, CONFIRMED: 1, DROPPED: 2 } as const;
 
 /**
  * Ingest one chain report. Idempotent per (network, txHash, outputIndex):
@@ -235,10 +266,15 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
       }
       await tx.update(deposits).set({ chainStatus: report.state }).where(eq(deposits.id, current.id));
       current.chainStatus = report.state;
+      // A refund waits for its deposit to confirm on chain (refund.service.ts).
+      if (report.state === 'CONFIRMED') await releaseRefund(tx, current.id);
+      else if (report.state === 'DROPPED') await cancelUnsentRefund(tx, current.id, at);
       if (current.status === 'UNCONFIRMED') {
         await followChain(tx, deps, p, current, at, report.state === 'CONFIRMED' ? 'confirmed on chain' : 'dropped');
       } else if (current.status === 'COMPLIANCE_REVIEW' && report.state === 'DROPPED') {
         await transitionDeposit(tx, current, 'FAILED', 'dropped from the chain during review', at);
+      } else if (current.status === 'CONFIRMED' && report.state === 'DROPPED') {
+        await reverseCredit(tx, deps, p, current, at);
       }
       await reevaluatePayment(tx, deps, p, at, `deposit ${current.id} ${current.status.toLowerCase()}`);
       return { outcome: 'UPDATED' as const, depositId: current.id, status: current.status as DepositStatus, paymentId: p.id };

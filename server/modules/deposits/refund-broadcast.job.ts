@@ -1,7 +1,8 @@
 /**
- * The `broadcast_refund` job's work: read the refund, send it outside any
- * transaction (idempotent per refund id, so a retry after a crash sends the
- * same transaction), then record CONFIRMED in a transaction of its own.
+ * The `broadcast_refund` job's work: claim the refund (only once its deposit
+ * is confirmed on chain), send it outside any transaction (idempotent per
+ * refund id, so a retry after a crash sends the same transaction), then
+ * record CONFIRMED in a transaction of its own.
  */
 import { eq } from 'drizzle-orm';
 import { deposits, refunds } from '../../../db/schema.js';
@@ -11,12 +12,31 @@ import { notifyPayment } from '../payments/index.js';
 import { transitionRefund } from './deposit-transitions.js';
 import type { DepositsDeps } from './ports.js';
 
+/**
+ * Claim a PENDING refund for sending: under the row's lock, so that a deposit leaving the chain
+ * (which cancels unclaimed refunds under the same lock) either comes first, and nothing is sent,
+ * or after, and the refund is sent. A deposit not confirmed on chain yet is not claimed: its
+ * confirmation enqueues this job again. Once claimed, a retry sends whatever the chain does since.
+ */
+async function claim(deps: DepositsDeps, refundId: string): Promise<{ send: typeof refunds.$inferSelect } | { outcome: string }> {
+  return deps.database.db.transaction(async (tx) => {
+    const [refund] = await tx.select().from(refunds).where(eq(refunds.id, refundId)).for('update');
+    if (!refund) return { outcome: 'MISSING' };
+    if (refund.status !== 'PENDING') return { outcome: refund.status };
+    if (refund.sendingSince) return { send: refund };
+    const [deposit] = await tx.select({ chainStatus: deposits.chainStatus }).from(deposits).where(eq(deposits.id, refund.depositId));
+    if (deposit?.chainStatus !== 'CONFIRMED') return { outcome: 'WAITING_FOR_DEPOSIT' };
+    await tx.update(refunds).set({ sendingSince: deps.now() }).where(eq(refunds.id, refundId));
+    return { send: refund };
+  });
+}
+
 /** Send a PENDING refund (amount less the network fee) and mark it CONFIRMED. Idempotent. */
 export async function broadcastRefund(deps: DepositsDeps, chains: ChainPorts, refundId: string): Promise<string> {
   const db = deps.database.db;
-  const [refund] = await db.select().from(refunds).where(eq(refunds.id, refundId));
-  if (!refund) return 'MISSING';
-  if (refund.status !== 'PENDING') return refund.status;
+  const claimed = await claim(deps, refundId);
+  if ('outcome' in claimed) return claimed.outcome;
+  const refund = claimed.send;
   const network = refund.network as Network;
   const sent = await chainFor(chains, network).broadcast({
     id: `refund:${refund.id}`,

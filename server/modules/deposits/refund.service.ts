@@ -3,13 +3,20 @@
  * to the sending address through the chain adapter by the `broadcast_refund`
  * job. A refund that would not exceed the network fee is NON_REFUNDABLE, as
  * is one for an illicit deposit (the funds are frozen).
+ *
+ * A refund is sent only once its deposit is confirmed on chain: a deposit of
+ * the wrong currency is refunded as soon as it is seen, and sending that back
+ * before it confirms would let a sender double-spend the deposit and keep the
+ * refund. So the job is enqueued when the deposit confirms, and a refund whose
+ * deposit leaves the chain before the job claimed it is NON_REFUNDABLE.
  */
+import { and, eq, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { deposits, refunds } from '../../../db/schema.js';
 import { enqueue } from '../../../jobs/enqueue.js';
 import { NETWORK_FEES, type CryptoCurrency, type Network } from '../money/index.js';
 import { Dec } from '../money/index.js';
-import { recordRefundCreated } from './deposit-transitions.js';
+import { recordRefundCreated, transitionRefund } from './deposit-transitions.js';
 
 export type RefundReason = 'OVERPAYMENT' | 'CURRENCY_MISMATCH' | 'FOLLOW_UP_DEPOSIT' | 'RESTRICTED_CURRENCY' | 'ILLICIT_DEPOSIT';
 type DepositRow = typeof deposits.$inferSelect;
@@ -50,6 +57,31 @@ export async function createRefund(
     })
     .returning();
   await recordRefundCreated(tx, row!.id, status, frozen ? 'funds frozen: illicit deposit' : status === 'PENDING' ? spec.reason : 'amount does not exceed the network fee', at);
-  if (status === 'PENDING') await enqueue(tx, 'broadcast_refund', { refundId: row!.id }, { jobKey: `broadcast_refund:${row!.id}` });
+  if (status === 'PENDING' && deposit.chainStatus === 'CONFIRMED') await scheduleRefund(tx, row!.id);
   return row!;
+}
+
+const scheduleRefund = (tx: Queryable, refundId: string) =>
+  enqueue(tx, 'broadcast_refund', { refundId }, { jobKey: `broadcast_refund:${refundId}` });
+
+/** The refund of a deposit not yet claimed by the broadcast job, locked; null when there is none. */
+async function unsentRefund(tx: Queryable, depositId: string) {
+  const [row] = await tx
+    .select()
+    .from(refunds)
+    .where(and(eq(refunds.depositId, depositId), eq(refunds.status, 'PENDING'), isNull(refunds.sendingSince)))
+    .for('update');
+  return row ?? null;
+}
+
+/** The deposit is now confirmed on chain: its PENDING refund may be sent. */
+export async function releaseRefund(tx: Queryable, depositId: string): Promise<void> {
+  const refund = await unsentRefund(tx, depositId);
+  if (refund) await scheduleRefund(tx, refund.id);
+}
+
+/** The deposit left the chain: a refund not yet claimed by the broadcast job is never sent. */
+export async function cancelUnsentRefund(tx: Queryable, depositId: string, at: Date): Promise<void> {
+  const refund = await unsentRefund(tx, depositId);
+  if (refund) await transitionRefund(tx, refund, 'NON_REFUNDABLE', 'its deposit left the chain before the refund was sent', at);
 }

@@ -33,7 +33,13 @@ export async function reevaluatePayment(tx: Queryable, deps: Pick<PaymentsDeps, 
   const { expected, of } = coverage(p);
   const next = derivePaymentStatus(
     { type: p.type, status: p.status as PaymentStatus, overpaymentPolicy: p.overpaymentPolicy, expiresAt: p.expiresAt, expected },
-    rows.map((d) => ({ status: d.status as DepositStatus, followUp: d.followUp, credited: d.credited, coverage: of(d) })),
+    rows.map((d) => ({
+      status: d.status as DepositStatus,
+      followUp: d.followUp,
+      credited: d.credited,
+      coverage: of(d),
+      creditReversed: d.creditReversedAt !== null,
+    })),
     at,
   );
   if (next !== p.status && canTransition(p.status as PaymentStatus, next)) {

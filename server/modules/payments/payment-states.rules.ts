@@ -20,9 +20,11 @@ export const PAYMENT_MACHINE = defineStateMachine({
     // Something seen but not final, or confirmed but short.
     // Once a deposit is seen the payment never goes back to waiting for one.
     AWAITING: ['DEPOSITED', 'OVERPAID', 'EXPIRED', 'BLOCKED', 'UNPROCESSABLE', 'FAILED'],
-    // Covered. A later deposit on a REUSABLE payment, or a compliance block, can still move it.
-    DEPOSITED: ['OVERPAID', 'BLOCKED'],
-    OVERPAID: ['BLOCKED'],
+    // Covered. A later deposit on a REUSABLE payment, or a compliance block, can still move it; and a
+    // credit the chain took back (CONTRACT §10) opens it again: AWAITING (what is left is short, or a
+    // deposit is still in flight) or FAILED (every deposit failed on chain).
+    DEPOSITED: ['AWAITING', 'OVERPAID', 'BLOCKED', 'FAILED'],
+    OVERPAID: ['AWAITING', 'DEPOSITED', 'BLOCKED', 'FAILED'],
     // Terminal: later deposits are follow-ups and do not move the payment.
     EXPIRED: [],
     BLOCKED: [],

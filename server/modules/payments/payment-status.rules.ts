@@ -21,6 +21,8 @@ export type DepositFacts = {
   credited: boolean;
   /** The credited part, in the payment's comparison unit. */
   coverage: Dec;
+  /** Was credited, then reorganised off the chain for good: its credit was reversed (CONTRACT §10). */
+  creditReversed?: boolean;
 };
 
 /** A deposit not final yet: the payment waits for it (and so does its expiry). */
@@ -48,10 +50,17 @@ export function derivePaymentStatus(payment: PaymentFacts, deposits: readonly De
     if (covered.gt(payment.expected)) return payment.overpaymentPolicy === 'PROCESS' ? 'OVERPAID' : 'DEPOSITED';
     if (covered.eq(payment.expected)) return 'DEPOSITED';
   }
-  if (payment.status === 'DEPOSITED' || payment.status === 'OVERPAID') return payment.status;
+  const covered = payment.status === 'DEPOSITED' || payment.status === 'OVERPAID';
+  // Covered stays covered, unless the chain took back a credit that covered it: then the payment is
+  // open again (new deposits count towards it, not as follow-ups) and the merchant hears so.
+  if (covered && !relevant.some((d) => d.creditReversed)) return payment.status;
 
   if (relevant.some((d) => PENDING_DEPOSIT.includes(d.status))) return 'AWAITING';
-  if (payment.type === 'ONE_TIME' && payment.expiresAt && now >= payment.expiresAt) return 'EXPIRED';
+  if (payment.type === 'ONE_TIME' && payment.expiresAt && now >= payment.expiresAt) {
+    // Not straight from covered to EXPIRED: that would make every covered payment one the expiry
+    // sweep must look at. AWAITING past its expiry is expired by the sweep's next pass.
+    return covered ? 'AWAITING' : 'EXPIRED';
+  }
   if (credited.length > 0) return 'AWAITING';
   if (relevant.length > 0 && relevant.every((d) => d.status === 'FAILED')) return 'FAILED';
   if (relevant.length > 0 && relevant.every((d) => d.status === 'FAILED' || d.status === 'UNPROCESSABLE')) return 'UNPROCESSABLE';

@@ -145,7 +145,7 @@ export async function createWithdrawal(
       return toWithdrawalRecord(existing, await approvalCount(tx, existing.id));
     }
     try {
-      // The balance row is locked by this update until commit, and its CHECK (amount >= 0) refuses an overdraft.
+      // The balance row is locked by this update until commit; a debit the balance cannot cover is refused.
       await postEntries(
         tx,
         [{ businessId: business.id, account: 'MERCHANT', currency: settlementCurrency, amount: deducted.neg().toFixed(), kind: 'WITHDRAWAL', withdrawalId: row.id }],

@@ -230,8 +230,8 @@ describe('EVM scanner on anvil', () => {
       await s.tick();
     }
     expect(await s.creditedOffChain()).toBe(before + 1);
-    // No second CONFIRMED for the one mined again; `gone` is DROPPED once. Kassa's ingestion takes a DROPPED
-    // after a CONFIRMED as a replay: the credit stays in the ledger, and the count is what tells an operator.
+    // No second CONFIRMED for the one mined again; `gone` is DROPPED once, and Kassa's ingestion then
+    // reverses its credit (test/adapters/live/evm-live); it stays counted for an operator to review.
     expect(since(afterCredit)).toEqual([`DROPPED ETH 0.8 → ${gone.slice(0, 8)} #0 c0`]);
   });
 

@@ -1,10 +1,10 @@
 /**
  * The engine facade on a real Litecoin regtest: chain learned from the node, reorgs without a
- * double-spend, a credit reorganised away, health for /ready.
+ * double-spend, a credit reorganised away (and one double-spent away for good), health for /ready.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
-import { litecoindAvailable, startLitecoind, type Litecoind } from './litecoind.js';
+import { litecoindAvailable, mineConflict, startLitecoind, type Litecoind } from './litecoind.js';
 import { accountXpub, recordingSink } from './fixtures.js';
 import { createUtxoEngine, type UtxoEngine } from '../../../server/adapters/chain/utxo/index.js';
 
@@ -93,6 +93,33 @@ describe.skipIf(!available)('UTXO engine on a Litecoin regtest node', () => {
     expect(flagged.map((f) => [f.txid, f.amount])).toEqual([[txid, 50_000_000n]]);
     // and counted in the health behind /metrics' kassa_chain_credited_off_chain while it is in no block
     expect((await engine.health()).creditedOffChain).toBe(1);
+  });
+
+  it('reports a credited deposit double-spent away DROPPED, once, after it stayed gone for the depth (Kassa then reverses its credit)', async () => {
+    const address = await engine.watchDeposit(13);
+    const txid = await node.pay(address, '0.6');
+    const [first] = await node.mine(2);
+    await engine.scan();
+    const vout = recorder.reports.find((r) => r.txHash === txid)!.outputIndex;
+    const states = () => recorder.of(txid, vout).map((r) => r.state);
+    expect(states().at(-1)).toBe('CONFIRMED');
+    const credited = states().length;
+    await node.rpc.call('invalidateblock', [first]);
+    // the same inputs spent elsewhere, mined: the deposit is in no block and not in the mempool
+    expect(await mineConflict(node, txid)).toBe(true);
+    await engine.scan();
+    expect(states()).toHaveLength(credited); // gone for 0 blocks: still credited, flagged
+    expect((await engine.creditedThenReorged()).map((f) => f.txid)).toContain(txid);
+    await node.mineFork(1);
+    await engine.scan();
+    expect(states()).toHaveLength(credited); // gone for 1 block of 2
+    await node.mineFork(1);
+    await engine.scan();
+    expect(states().slice(credited)).toEqual(['DROPPED']);
+    expect(recorder.of(txid, vout).at(-1)).toMatchObject({ state: 'DROPPED', confirmations: 0, toAddress: address });
+    await node.mineFork(1);
+    await engine.scan();
+    expect(states().slice(credited)).toEqual(['DROPPED']); // reported once
   });
 
   it('reports health for /ready: lag 0 when caught up, not ok when the node is down', async () => {

@@ -1,6 +1,6 @@
 /** The engine's pure rules: confirmations, state machine, gap, fees, coin selection, amounts, params. */
 import { describe, expect, it } from 'vitest';
-import { addressesToDerive, confirmationsAt, forkPoint, needsReport, nextState, transactionFee } from '../../../server/adapters/chain/utxo/scanner.rules.js';
+import { addressesToDerive, confirmationsAt, creditedNextState, forkPoint, needsReport, nextState, transactionFee } from '../../../server/adapters/chain/utxo/scanner.rules.js';
 import { chooseFeeRate, feeFor, InsufficientFundsError, isSpendable, satPerVbToKvb, selectCoins, SIZES } from '../../../server/adapters/chain/utxo/wallet.rules.js';
 import { fromBaseUnits, toBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
 import { confirmationsFor, resolveParams } from '../../../server/adapters/chain/utxo/params.js';
@@ -21,9 +21,21 @@ describe('scanner rules', () => {
     expect(nextState({ ...seen, blockHeight: null, inMempool: true }, 105, 6)).toBe('SEEN');
     expect(nextState({ ...seen, blockHeight: null, inBestChainBlock: true }, 105, 6)).toBe('SEEN');
     expect(nextState({ ...seen, blockHeight: null }, 105, 6)).toBe('DROPPED');
-    // final states stay final
+    // DROPPED is final; CONFIRMED moves only by creditedNextState
     expect(nextState({ ...seen, state: 'DROPPED', blockHeight: 90 }, 105, 6)).toBe('DROPPED');
     expect(nextState({ ...seen, state: 'CONFIRMED', blockHeight: null }, 105, 6)).toBe('CONFIRMED');
+  });
+
+  it('drops a credited output off the chain only once it stayed gone from blocks and mempool for the depth', () => {
+    const off = { blockHeight: null, inMempool: false, inBestChainBlock: false, goneSince: null };
+    // back in a block, in the mempool, or in a block not walked yet: stays CONFIRMED, the count starts over
+    expect(creditedNextState({ ...off, blockHeight: 100, goneSince: 101 }, 110, 6)).toEqual({ state: 'CONFIRMED', goneSince: null });
+    expect(creditedNextState({ ...off, inMempool: true, goneSince: 101 }, 110, 6)).toEqual({ state: 'CONFIRMED', goneSince: null });
+    expect(creditedNextState({ ...off, inBestChainBlock: true }, 110, 6)).toEqual({ state: 'CONFIRMED', goneSince: null });
+    // first found gone at tip 110: the count starts there
+    expect(creditedNextState(off, 110, 6)).toEqual({ state: 'CONFIRMED', goneSince: 110 });
+    expect(creditedNextState({ ...off, goneSince: 110 }, 115, 6)).toEqual({ state: 'CONFIRMED', goneSince: 110 });
+    expect(creditedNextState({ ...off, goneSince: 110 }, 116, 6)).toEqual({ state: 'DROPPED', goneSince: 110 });
   });
 
   it('reports a change of state, or of depth while SEEN, once', () => {

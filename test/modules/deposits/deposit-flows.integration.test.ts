@@ -603,11 +603,9 @@ describe('ingestion is idempotent and serialized', () => {
 
     const again = await ingestDeposit(t.deps, report);
     expect(again).toEqual({ outcome: 'REPLAY', depositId: (first as { depositId: string }).depositId, status: 'CONFIRMED', paymentId: p.paymentId });
-    // an older state (SEEN) after CONFIRMED is a replay too
+    // an older state (SEEN) after CONFIRMED is a replay too (DROPPED after CONFIRMED is not: see
+    // "a credited deposit reorganised away")
     expect((await ingestDeposit(t.deps, { ...report, state: 'SEEN', confirmations: 0 })).outcome).toBe('REPLAY');
-    // and so is DROPPED after CONFIRMED (a reorg deeper than the depth): the credit stays, for an operator
-    // (kassa_chain_credited_off_chain), never reversed by a chain report
-    expect((await ingestDeposit(t.deps, { ...report, state: 'DROPPED', confirmations: 0 })).outcome).toBe('REPLAY');
     expect(await snapshot()).toEqual(before);
     const r = await read(p.paymentId, shop);
     expect(r.status).toBe('DEPOSITED');
@@ -962,6 +960,178 @@ describe('driven by hand (no worker)', () => {
       const r2 = await mRead(p.paymentId);
       expect(r2.status).toBe('DEPOSITED');
       expect(r2.actualDepositAmount).toBe('0.01');
+    });
+  });
+
+  describe('a refund is sent only once its deposit is confirmed on chain', () => {
+    // ETH to a USDT/ETH payment is refunded as soon as it is seen: sending that back before the chain
+    // confirms it would let the sender double-spend the deposit and keep the refund.
+    async function mismatched(confirm: boolean) {
+      const p = await mPay({ depositCurrency: 'USDT', depositAmount: '100', network: 'ETH' });
+      const s = await simulateIn(m, m.business, p.paymentId, { depositCurrency: 'ETH', network: 'ETH', amount: '0.01', confirm });
+      expect(s.deposit?.status).toBe('UNPROCESSABLE');
+      expect(s.deposit?.refund?.status).toBe('PENDING');
+      const [refund] = await rows<{ id: string }>(m.db.sql`select id from refunds where deposit_id = ${s.deposit!.id}`);
+      const jobs = async () => (await rows<{ n: number }>(m.db.sql`
+        select count(*)::int as n from graphile_worker.jobs where key = ${`broadcast_refund:${refund!.id}`}`))[0]!.n;
+      return { p, s, refundId: refund!.id, jobs };
+    }
+    const refundEvents = async (refundId: string) =>
+      (await rows<{ to_status: string; reason: string }>(m.db.sql`
+        select to_status, reason from events where entity_type = 'refund' and entity_id = ${refundId} order by id`)).map((e) => [e.to_status, e.reason]);
+
+    it('seen: PENDING with no broadcast job, and a job run anyway sends nothing; confirmed: the job is enqueued and sends it', async () => {
+      const { p, s, refundId, jobs } = await mismatched(true);
+      expect(await jobs()).toBe(0);
+      expect(await broadcastRefund(m.deps, m.deps.chains, refundId)).toBe('WAITING_FOR_DEPOSIT');
+      const [unsent] = await rows<{ status: string; sending_since: Date | null; transaction_id: string | null }>(m.db.sql`
+        select status, sending_since, transaction_id from refunds where id = ${refundId}`);
+      expect(unsent).toEqual({ status: 'PENDING', sending_since: null, transaction_id: null });
+      await mine(s.transactionId);
+      expect(await jobs()).toBe(1);
+      expect(await broadcastRefund(m.deps, m.deps.chains, refundId)).toBe('CONFIRMED');
+      expect(depositOf(await mRead(p.paymentId), s.transactionId).refund).toMatchObject({ status: 'CONFIRMED', transactionId: expect.stringMatching(ETH_TX) });
+    });
+
+    it('dropped before it confirmed: the refund is NON_REFUNDABLE and never sent', async () => {
+      const { p, s, refundId, jobs } = await mismatched(false);
+      expect(await mine(s.transactionId)).toMatchObject({ outcome: 'UPDATED', status: 'UNPROCESSABLE' });
+      expect(await jobs()).toBe(0);
+      expect(await broadcastRefund(m.deps, m.deps.chains, refundId)).toBe('NON_REFUNDABLE');
+      const refund = depositOf(await mRead(p.paymentId), s.transactionId).refund;
+      expect(refund?.status).toBe('NON_REFUNDABLE');
+      expect(refund?.transactionId).toBeUndefined();
+      expect(await refundEvents(refundId)).toEqual([
+        ['PENDING', 'CURRENCY_MISMATCH'],
+        ['NON_REFUNDABLE', 'its deposit left the chain before the refund was sent'],
+      ]);
+    });
+
+    it('claimed by the broadcast job before the deposit left the chain: it is still sent, never cancelled', async () => {
+      const { p, s, refundId } = await mismatched(true);
+      await mine(s.transactionId);
+      // the job's claim, as its first transaction makes it before the node call
+      await m.db.sql`update refunds set sending_since = now() where id = ${refundId}`;
+      const [tx] = await rows<{ network: string; tx_hash: string; output_index: number; from_address: string; to_address: string }>(m.db.sql`
+        select network, tx_hash, output_index, from_address, to_address from deposits where id = ${s.deposit!.id}`);
+      const report: DepositReport = {
+        network: 'ETH', txHash: tx!.tx_hash, outputIndex: tx!.output_index, fromAddress: tx!.from_address, toAddress: tx!.to_address,
+        currency: 'ETH', amount: '0.01', state: 'DROPPED', confirmations: 0,
+      };
+      expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED' });
+      expect(await broadcastRefund(m.deps, m.deps.chains, refundId)).toBe('CONFIRMED');
+      expect(depositOf(await mRead(p.paymentId), s.transactionId).refund?.status).toBe('CONFIRMED');
+    });
+  });
+
+  describe('a credited deposit reorganised away (CONTRACT §10: a reversing entry, never an edit)', () => {
+    const CALLBACK_URL = 'http://127.0.0.1:9/callbacks';
+    const reportFor = (walletAddress: string, amount = '0.01'): DepositReport => ({
+      network: 'BTC', txHash: sandboxTxHash('BTC', randomUUID()), outputIndex: 0,
+      fromAddress: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', toAddress: walletAddress,
+      currency: 'BTC', amount, state: 'CONFIRMED', confirmations: 6, dictatedRiskScore: '1',
+    });
+    const ledgerOf = (businessId: string) => rows<{ account: string; kind: string; amount: string; deposit_id: string }>(m.db.sql`
+      select account, kind, amount::text, deposit_id from ledger_entries where business_id = ${businessId} order by id`);
+    const balancesOf = async (businessId: string) =>
+      (await getBalances(m.db.db, businessId)).map((b) => [b.account, b.currency, new Dec(b.amount).toFixed(2)]);
+    const callbackStatuses = async (paymentId: string) =>
+      (await rows<{ body: string }>(m.db.sql`select body from callback_deliveries where subject_id = ${paymentId} order by seq`))
+        .map((c) => (JSON.parse(c.body) as { status: string }).status);
+
+    it('DEPOSITED → FAILED: the deposit FAILED, the ledger takes back payable and fee, the merchant gets a callback; replays change nothing', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop', paymentCallbackUrl: CALLBACK_URL });
+      const p = await mBtc('0.01', shop);
+      const report = reportFor(p.walletAddress!);
+      const credited = await ingestDeposit(m.deps, report);
+      expect(credited).toMatchObject({ outcome: 'CREATED', status: 'CONFIRMED' });
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '6.00'], ['MERCHANT', 'EUR', '594.00']]);
+
+      const dropped = await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      expect(dropped).toMatchObject({ outcome: 'UPDATED', status: 'FAILED', paymentId: p.paymentId });
+      const depositId = (credited as { depositId: string }).depositId;
+      // the credit stays in the ledger; two new entries take it back
+      const ledger = await ledgerOf(shop.businessId);
+      expect(ledger.map((e) => [e.account, e.kind, new Dec(e.amount).toFixed(2), e.deposit_id])).toEqual([
+        ['MERCHANT', 'DEPOSIT', '594.00', depositId],
+        ['FEES', 'SERVICE_FEE', '6.00', depositId],
+        ['FEES', 'SERVICE_FEE_REVERSAL', '-6.00', depositId],
+        ['MERCHANT', 'DEPOSIT_REVERSAL', '-594.00', depositId],
+      ]);
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '0.00'], ['MERCHANT', 'EUR', '0.00']]);
+      expect(await sumEntries(m.db.db, shop.businessId)).toEqual((await getBalances(m.db.db, shop.businessId)).map((b) => ({ ...b, amount: expect.any(String) })));
+
+      const r = await mRead(p.paymentId, shop);
+      expect(r.status).toBe('FAILED');
+      expect(depositOf(r, report.txHash)).toMatchObject({ status: 'FAILED', displayAmount: '600.00', displayPayableAmount: '0.00' });
+      expect(r.actualDepositAmount).toBe('0');
+      const depositEvents = await rows<{ to_status: string; reason: string; data: { reversed?: unknown } }>(m.db.sql`
+        select to_status, reason, data from events where entity_type = 'deposit' and entity_id = ${depositId} order by id`);
+      expect(depositEvents.map((e) => e.to_status)).toEqual(['CONFIRMED', 'FAILED']);
+      expect(depositEvents[1]).toMatchObject({
+        reason: 'reorganised off the chain after it was credited',
+        data: { reversed: [{ account: 'FEES', currency: 'EUR', amount: '-6.00' }, { account: 'MERCHANT', currency: 'EUR', amount: '-594.00' }] },
+      });
+      const paymentPath = await rows<{ to_status: string }>(m.db.sql`select to_status from events where entity_type = 'payment' and entity_id = ${p.paymentId} order by id`);
+      expect(paymentPath.map((e) => e.to_status)).toEqual(['PENDING', 'DEPOSITED', 'FAILED']);
+      expect(await callbackStatuses(p.paymentId)).toEqual(['DEPOSITED', 'FAILED']);
+
+      // the same report again, or the deposit mined again, changes nothing: never reversed twice
+      expect((await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 })).outcome).toBe('REPLAY');
+      expect((await ingestDeposit(m.deps, report)).outcome).toBe('REPLAY');
+      expect(await ledgerOf(shop.businessId)).toHaveLength(4);
+      expect(await callbackStatuses(p.paymentId)).toEqual(['DEPOSITED', 'FAILED']);
+
+      // the payment is open again: a new deposit covers it (not a follow-up)
+      const second = await ingestDeposit(m.deps, reportFor(p.walletAddress!));
+      expect(second).toMatchObject({ outcome: 'CREATED', status: 'CONFIRMED' });
+      const again = await mRead(p.paymentId, shop);
+      expect(again.status).toBe('DEPOSITED');
+      expect(again.actualDepositAmount).toBe('0.01');
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '6.00'], ['MERCHANT', 'EUR', '594.00']]);
+    });
+
+    it('one of two credits taken back: OVERPAID → AWAITING with the rest credited', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 2' });
+      const p = await mBtc('0.01', shop);
+      const first = reportFor(p.walletAddress!, '0.006');
+      await ingestDeposit(m.deps, first);
+      await ingestDeposit(m.deps, reportFor(p.walletAddress!, '0.006'));
+      expect((await mRead(p.paymentId, shop)).status).toBe('OVERPAID');
+      expect(await ingestDeposit(m.deps, { ...first, state: 'DROPPED', confirmations: 0 })).toMatchObject({ status: 'FAILED' });
+      const r = await mRead(p.paymentId, shop);
+      expect(r.status).toBe('AWAITING');
+      expect(r.actualDepositAmount).toBe('0.006');
+      // 0.006 BTC × 60000 = 360.00 EUR: fee 3.60, payable 356.40 left
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '3.60'], ['MERCHANT', 'EUR', '356.40']]);
+    });
+
+    const withdraw = (shop: TestBusiness, amount: string) =>
+      m.signed('POST', '/v1/withdrawals', {
+        clientWithdrawalId: `reorg-${randomUUID()}`, businessId: shop.businessId, withdrawCurrency: 'BTC', network: 'BTC',
+        address: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', amount,
+      }, shop);
+
+    it('a credit already withdrawn: the balance goes below zero (the merchant owes it) and the next withdrawal is refused', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 3' });
+      const p = await mBtc('0.01', shop);
+      const report = reportFor(p.walletAddress!);
+      await ingestDeposit(m.deps, report);
+      const out = await withdraw(shop, '0.005');
+      expect(out.statusCode, out.body).toBe(200);
+      const deducted = new Dec(out.json().deductedSettlementAmount as string);
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      const merchant = (await getBalances(m.db.db, shop.businessId)).find((b) => b.account === 'MERCHANT')!;
+      expect(new Dec(merchant.amount).toFixed(2)).toBe(deducted.neg().toFixed(2));
+      expect(new Dec(merchant.amount).isNegative()).toBe(true);
+      const sums = await sumEntries(m.db.db, shop.businessId);
+      expect(sums.map((b) => [b.account, new Dec(b.amount).toFixed(2)])).toEqual(
+        (await getBalances(m.db.db, shop.businessId)).map((b) => [b.account, new Dec(b.amount).toFixed(2)]),
+      );
+      const refused = await withdraw(shop, '0.0001');
+      expect(refused.statusCode, refused.body).toBe(422);
+      expect(refused.json().code).toBe('INSUFFICIENT_BALANCE');
+      expect(new Dec((await getBalances(m.db.db, shop.businessId)).find((b) => b.account === 'MERCHANT')!.amount).toFixed(2)).toBe(deducted.neg().toFixed(2));
     });
   });
 

@@ -47,6 +47,10 @@ const LEGAL_PAYMENT: Move<PaymentStatus>[] = [
   ...when('a deposit of a currency or network the payment cannot take', ['PENDING', 'AWAITING', 'FAILED'], ['UNPROCESSABLE']),
   // Needs a deposit seen first (AWAITING): no deposit is ever created FAILED.
   ...when('every deposit seen is dropped by the chain', ['AWAITING'], ['FAILED']),
+  // CONTRACT §10: a credited deposit reorganised away gets a reversing entry; the payment is no longer covered.
+  ...when('the chain takes back a credit that covered it: what is left is short, or a deposit is in flight', ['DEPOSITED', 'OVERPAID'], ['AWAITING']),
+  ...when('the chain takes back a credit that covered it: every deposit has now failed on chain', ['DEPOSITED', 'OVERPAID'], ['FAILED']),
+  ...when('the chain takes back one of the credits that overpaid it: the rest cover it exactly', ['OVERPAID'], ['DEPOSITED']),
 ];
 
 // Deposits. `null` is "not created yet": a transfer already dropped when first seen is not recorded.
@@ -57,13 +61,15 @@ const LEGAL_DEPOSIT: Move<DepositStatus>[] = [
   ...when('an operator rejects it', ['COMPLIANCE_REVIEW'], ['BLOCKED']),
   ...when('the chain confirms it', ['UNCONFIRMED'], ['CONFIRMED']),
   ...when('the chain drops it while it waits', ['COMPLIANCE_REVIEW', 'UNCONFIRMED'], ['FAILED']),
+  ...when('a reorganisation takes it off the chain for good after it confirmed', ['CONFIRMED'], ['FAILED']),
 ];
 
-// Refunds: created PENDING (sent later) or NON_REFUNDABLE (not above the fee, or illicit); sent, it confirms.
+// Refunds: created PENDING (sent once the deposit confirms) or NON_REFUNDABLE (not above the fee, or illicit); sent, it confirms.
 const REFUND_STATUSES_ALL: RefundStatus[] = ['PENDING', 'CONFIRMED', 'NON_REFUNDABLE'];
 const LEGAL_REFUND: Move<RefundStatus>[] = [
   ...when('a deposit is refunded', [null], ['PENDING', 'NON_REFUNDABLE']),
   ...when('the refund transaction confirms', ['PENDING'], ['CONFIRMED']),
+  ...when('its deposit leaves the chain before the broadcast job claimed the refund', ['PENDING'], ['NON_REFUNDABLE']),
 ];
 
 /** The targets of `from` among `states`, as the test's name shows them. */
@@ -227,6 +233,28 @@ describe('derivePaymentStatus', () => {
   it('DEPOSITED and OVERPAID stay when nothing new covers or blocks them', () => {
     expect(derivePaymentStatus(payment({ status: 'DEPOSITED' }), [credited('0.01')], new Date(LATER.getTime() + 1))).toBe('DEPOSITED');
     expect(derivePaymentStatus(payment({ status: 'OVERPAID' }), [credited('0.012')], NOW)).toBe('OVERPAID');
+  });
+
+  it('a credit the chain took back opens a covered payment again (CONTRACT §10)', () => {
+    const reversed = uncredited('FAILED', { creditReversed: true });
+    // the only deposit: every deposit failed on chain
+    expect(derivePaymentStatus(payment({ status: 'DEPOSITED' }), [reversed], NOW)).toBe('FAILED');
+    // a short credit is left, or a deposit is still in flight
+    expect(derivePaymentStatus(payment({ status: 'DEPOSITED' }), [reversed, credited('0.004')], NOW)).toBe('AWAITING');
+    expect(derivePaymentStatus(payment({ status: 'DEPOSITED' }), [reversed, uncredited('UNCONFIRMED')], NOW)).toBe('AWAITING');
+    // what is left still covers it: nothing moves, or OVERPAID comes down to DEPOSITED
+    expect(derivePaymentStatus(payment({ status: 'DEPOSITED' }), [reversed, credited('0.01')], NOW)).toBe('DEPOSITED');
+    expect(derivePaymentStatus(payment({ status: 'OVERPAID' }), [reversed, credited('0.01')], NOW)).toBe('DEPOSITED');
+    expect(derivePaymentStatus(payment({ status: 'OVERPAID' }), [reversed, credited('0.011')], NOW)).toBe('OVERPAID');
+    // past its expiry: AWAITING (never covered → EXPIRED in one step), which the expiry sweep then expires
+    const after = new Date(LATER.getTime() + 1);
+    expect(derivePaymentStatus(payment({ status: 'DEPOSITED' }), [reversed, credited('0.004')], after)).toBe('AWAITING');
+    expect(derivePaymentStatus(payment({ status: 'AWAITING' }), [reversed, credited('0.004')], after)).toBe('EXPIRED');
+    // REUSABLE: nothing credited is left
+    expect(derivePaymentStatus(payment({ type: 'REUSABLE', expiresAt: null, status: 'DEPOSITED' }), [reversed], NOW)).toBe('FAILED');
+    // a reversed follow-up does not move the payment; terminal statuses stay
+    expect(derivePaymentStatus(payment({ status: 'DEPOSITED' }), [credited('0.01'), uncredited('FAILED', { followUp: true, creditReversed: true })], NOW)).toBe('DEPOSITED');
+    expect(derivePaymentStatus(payment({ status: 'EXPIRED' }), [reversed], NOW)).toBe('EXPIRED');
   });
 
   it('terminal EXPIRED and BLOCKED stay whatever the deposits say', () => {

@@ -23,16 +23,33 @@ export type OutputFacts = {
 };
 
 /**
- * The next state of a watched output. CONFIRMED and DROPPED are final: a credit is never taken
- * back here (a credited output that leaves the best chain is flagged for review instead), and a
- * transaction that is neither mined on the best chain nor in the mempool was double-spent or
- * evicted, so it is DROPPED and never credited.
+ * The next state of a watched SEEN output. A transaction that is neither mined on the best chain
+ * nor in the mempool was double-spent or evicted, so it is DROPPED and never credited. DROPPED is
+ * final; CONFIRMED moves on only by `creditedNextState`.
  */
 export function nextState(facts: OutputFacts, tip: number, required: number): ChainState {
   if (facts.state !== 'SEEN') return facts.state;
   if (confirmationsAt(tip, facts.blockHeight) >= required) return 'CONFIRMED';
   if (facts.blockHeight === null && !facts.inMempool && !facts.inBestChainBlock) return 'DROPPED';
   return 'SEEN';
+}
+
+/**
+ * A credited (CONFIRMED) output that a reorganisation took off the best chain. Back in a block or
+ * in the mempool, it stays CONFIRMED (it will be mined again). Gone from both, it is DROPPED only
+ * once it has stayed gone while the tip grew by `required` blocks since it was first found gone:
+ * its credit is then reversed (CONTRACT §10), so a transaction a busy node only evicted for a
+ * while gets the same grace a deposit gets to confirm. `goneSince` is that first tip, or null.
+ */
+export function creditedNextState(
+  facts: Pick<OutputFacts, 'blockHeight' | 'inMempool' | 'inBestChainBlock'> & { goneSince: number | null },
+  tip: number,
+  required: number,
+): { state: 'CONFIRMED' | 'DROPPED'; goneSince: number | null } {
+  const gone = facts.blockHeight === null && !facts.inMempool && !facts.inBestChainBlock;
+  if (!gone) return { state: 'CONFIRMED', goneSince: null };
+  const since = facts.goneSince ?? tip;
+  return { state: tip - since >= required ? 'DROPPED' : 'CONFIRMED', goneSince: since };
 }
 
 /** Whether the sink must hear about an output again: a new state, or a new depth while SEEN. */

@@ -14,6 +14,7 @@ import { RpcError, RPC_CODES, type RpcClient } from './rpc.js';
 import {
   addressesToDerive,
   confirmationsAt,
+  creditedNextState,
   forkPoint,
   needsReport,
   nextState,
@@ -319,13 +320,17 @@ export class UtxoScanner {
     let reports = 0;
     for (const row of await store.openOutputs(this.o.sql, this.network)) {
       let state = row.state;
+      const offChain = row.blockHeight === null && (state === 'SEEN' || state === 'CONFIRMED');
+      const inMempool = mempool.has(row.txid);
+      const where = { blockHeight: row.blockHeight, inMempool, inBestChainBlock: offChain && !inMempool ? await this.inBestChainBlock(row.txid) : false };
       if (state === 'SEEN') {
-        const inMempool = mempool.has(row.txid);
-        const needsNode = row.blockHeight === null && !inMempool;
-        const facts = { state, blockHeight: row.blockHeight, inMempool, inBestChainBlock: needsNode ? await this.inBestChainBlock(row.txid) : false };
-        state = nextState(facts, tip, this.o.confirmations);
-        if (state !== row.state) await store.setState(this.o.sql, this.network, row.txid, row.vout, state);
+        state = nextState({ state, ...where }, tip, this.o.confirmations);
+      } else if (offChain) {
+        const next = creditedNextState({ ...where, goneSince: row.goneSinceTip }, tip, this.o.confirmations);
+        if (next.goneSince !== row.goneSinceTip) await store.setGoneSince(this.o.sql, this.network, row.txid, row.vout, next.goneSince);
+        state = next.state;
       }
+      if (state !== row.state) await store.setState(this.o.sql, this.network, row.txid, row.vout, row.state, state);
       const confirmations = state === 'DROPPED' ? 0 : confirmationsAt(tip, row.blockHeight);
       if (!needsReport({ state, confirmations }, { state: row.reportedState, confirmations: row.reportedConfirmations })) continue;
       if (row.branch === DEPOSIT) {

@@ -59,11 +59,12 @@ export async function setCursor(sql: SqlLike, network: string, block: StoredBloc
 
 /**
  * Blocks above `height` left the best chain: forget them, and take their outputs back to
- * unconfirmed. A credited (CONFIRMED) output keeps its state and is flagged for operator review.
+ * unconfirmed. A credited (CONFIRMED) output keeps its state and is flagged for operator review;
+ * the scanner's settle pass drops it (and Kassa reverses its credit) if it does not come back.
  */
 export async function disconnectAbove(sql: SqlLike, network: string, height: number): Promise<number> {
   const moved = await sql`
-    update utxo_outputs set block_hash = null, block_height = null,
+    update utxo_outputs set block_hash = null, block_height = null, gone_since_tip = null,
       reorged_after_credit = reorged_after_credit or state = 'CONFIRMED'
     where network = ${network} and block_height > ${height}`;
   await sql`delete from utxo_blocks where network = ${network} and height > ${height}`;
@@ -123,6 +124,8 @@ export type OutputRow = NewOutput & {
   spentBy: string | null;
   reportedState: ChainState | null;
   reportedConfirmations: number | null;
+  /** A credited output off the best chain and out of the mempool: the tip when first found so. */
+  goneSinceTip: number | null;
 };
 
 type RawOutputRow = Omit<OutputRow, 'amount' | 'fee' | 'branch'> & { amount: string; fee: string | null; branch: number };
@@ -134,13 +137,14 @@ function toOutputRow(r: RawOutputRow): OutputRow {
 const OUTPUT_COLUMNS = (sql: SqlLike) => sql`
   txid, vout, branch, idx, address, script, amount, from_address as "fromAddress", fee, block_hash as "blockHash",
   block_height as "blockHeight", state, spent_by as "spentBy", reported_state as "reportedState",
-  reported_confirmations as "reportedConfirmations"`;
+  reported_confirmations as "reportedConfirmations", gone_since_tip as "goneSinceTip"`;
 
-/** Outputs still moving: SEEN, or not yet reported in their final state. */
+/** Outputs still moving: SEEN, credited but off the best chain, or not yet reported in their last state. */
 export async function openOutputs(sql: SqlLike, network: string): Promise<OutputRow[]> {
   const rows = await sql<RawOutputRow[]>`
     select ${OUTPUT_COLUMNS(sql)} from utxo_outputs
-    where network = ${network} and (state = 'SEEN' or reported_state is distinct from state)
+    where network = ${network}
+      and (state = 'SEEN' or (state = 'CONFIRMED' and block_height is null) or reported_state is distinct from state)
     order by first_seen_at, txid, vout`;
   return rows.map(toOutputRow);
 }
@@ -150,8 +154,13 @@ export async function allOutputs(sql: SqlLike, network: string): Promise<OutputR
   return rows.map(toOutputRow);
 }
 
-export async function setState(sql: SqlLike, network: string, txid: string, vout: number, state: ChainState): Promise<void> {
-  await sql`update utxo_outputs set state = ${state} where network = ${network} and txid = ${txid} and vout = ${vout} and state = 'SEEN'`;
+/** Move an output from `from` to `state` (a no-op when another pass moved it first). */
+export async function setState(sql: SqlLike, network: string, txid: string, vout: number, from: ChainState, state: ChainState): Promise<void> {
+  await sql`update utxo_outputs set state = ${state} where network = ${network} and txid = ${txid} and vout = ${vout} and state = ${from}`;
+}
+
+export async function setGoneSince(sql: SqlLike, network: string, txid: string, vout: number, tip: number | null): Promise<void> {
+  await sql`update utxo_outputs set gone_since_tip = ${tip} where network = ${network} and txid = ${txid} and vout = ${vout}`;
 }
 
 export async function markReported(sql: SqlLike, network: string, txid: string, vout: number, state: ChainState, confirmations: number): Promise<void> {
