@@ -9,3 +9,7 @@ ALTER TABLE "refunds" ADD COLUMN "sending_since" timestamp with time zone;--> st
 -- at which the scanner first found it so. It is DROPPED (and its credit reversed) once it stays
 -- gone for the network's confirmations (server/adapters/chain/utxo/scanner.rules.ts).
 ALTER TABLE "utxo_outputs" ADD COLUMN IF NOT EXISTS "gone_since_tip" integer;
+--> statement-breakpoint
+-- Refunds still PENDING at this upgrade were enqueued at once by the code before it, and may have
+-- been sent already: they count as claimed, so that a deposit leaving the chain never cancels one.
+UPDATE "refunds" SET "sending_since" = "created_at" WHERE "status" = 'PENDING';

@@ -27,7 +27,10 @@ export async function postEntries(tx: Queryable, entries: Entry[], at: Date): Pr
   const nonZero = entries.filter((e) => !/^-?0(\.0+)?$/.test(e.amount));
   if (nonZero.length === 0) return;
   await tx.insert(ledgerEntries).values(nonZero.map(({ mayOverdraw: _, ...e }) => ({ ...e, at })));
-  for (const e of nonZero) {
+  // Balance rows are locked in one order (business, account, currency) whatever the caller's order,
+  // so that two transactions posting to the same rows (a credit, a reversal) never deadlock.
+  const key = (e: Entry) => `${e.businessId}\u0000${e.account}\u0000${e.currency}`;
+  for (const e of [...nonZero].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))) {
     if (e.amount.startsWith('-')) {
       // A debit updates the existing row, locking it until commit. Under READ COMMITTED a concurrent
       // debit waits for that lock and PostgreSQL re-checks this WHERE on the row it committed, so two

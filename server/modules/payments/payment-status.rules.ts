@@ -50,18 +50,21 @@ export function derivePaymentStatus(payment: PaymentFacts, deposits: readonly De
     if (covered.gt(payment.expected)) return payment.overpaymentPolicy === 'PROCESS' ? 'OVERPAID' : 'DEPOSITED';
     if (covered.eq(payment.expected)) return 'DEPOSITED';
   }
-  const covered = payment.status === 'DEPOSITED' || payment.status === 'OVERPAID';
+  if (payment.status !== 'DEPOSITED' && payment.status !== 'OVERPAID') return openStatus(payment, relevant, now);
   // Covered stays covered, unless the chain took back a credit that covered it: then the payment is
-  // open again (new deposits count towards it, not as follow-ups) and the merchant hears so.
-  if (covered && !relevant.some((d) => d.creditReversed)) return payment.status;
+  // open again (new deposits count towards it, not as follow-ups) and the merchant hears so, as
+  // FAILED when every deposit failed on chain and AWAITING otherwise. Past its expiry, AWAITING too:
+  // straight from covered to EXPIRED would make every covered payment one the expiry sweep must
+  // look at; the sweep's next pass expires it.
+  if (!relevant.some((d) => d.creditReversed)) return payment.status;
+  return openStatus(payment, relevant, now) === 'FAILED' ? 'FAILED' : 'AWAITING';
+}
 
+/** The status of a payment not covered (nor blocked) by its relevant deposits. */
+function openStatus(payment: PaymentFacts, relevant: readonly DepositFacts[], now: Date): PaymentStatus {
   if (relevant.some((d) => PENDING_DEPOSIT.includes(d.status))) return 'AWAITING';
-  if (payment.type === 'ONE_TIME' && payment.expiresAt && now >= payment.expiresAt) {
-    // Not straight from covered to EXPIRED: that would make every covered payment one the expiry
-    // sweep must look at. AWAITING past its expiry is expired by the sweep's next pass.
-    return covered ? 'AWAITING' : 'EXPIRED';
-  }
-  if (credited.length > 0) return 'AWAITING';
+  if (payment.type === 'ONE_TIME' && payment.expiresAt && now >= payment.expiresAt) return 'EXPIRED';
+  if (relevant.some((d) => d.credited)) return 'AWAITING';
   if (relevant.length > 0 && relevant.every((d) => d.status === 'FAILED')) return 'FAILED';
   if (relevant.length > 0 && relevant.every((d) => d.status === 'FAILED' || d.status === 'UNPROCESSABLE')) return 'UNPROCESSABLE';
   return payment.status === 'NEW' ? 'NEW' : 'PENDING';

@@ -1131,6 +1131,10 @@ describe('driven by hand (no worker)', () => {
       const refused = await withdraw(shop, '0.0001');
       expect(refused.statusCode, refused.body).toBe(422);
       expect(refused.json().code).toBe('INSUFFICIENT_BALANCE');
+      // GET /v1/balances says so too (its response schema is checked in tests)
+      const balances = await m.signed('GET', '/v1/balances', undefined, shop);
+      expect(balances.statusCode, balances.body).toBe(200);
+      expect(balances.json().balances).toEqual([{ currency: 'EUR', available: deducted.neg().toFixed(2), pending: deducted.toFixed(2) }]);
       expect(new Dec((await getBalances(m.db.db, shop.businessId)).find((b) => b.account === 'MERCHANT')!.amount).toFixed(2)).toBe(deducted.neg().toFixed(2));
     });
   });

@@ -252,6 +252,10 @@ describe('derivePaymentStatus', () => {
     expect(derivePaymentStatus(payment({ status: 'AWAITING' }), [reversed, credited('0.004')], after)).toBe('EXPIRED');
     // REUSABLE: nothing credited is left
     expect(derivePaymentStatus(payment({ type: 'REUSABLE', expiresAt: null, status: 'DEPOSITED' }), [reversed], NOW)).toBe('FAILED');
+    // beside an unprocessable deposit nothing is left either, yet not every deposit failed on chain: AWAITING
+    // (never UNPROCESSABLE or PENDING, which a covered payment cannot move to)
+    expect(derivePaymentStatus(payment({ status: 'DEPOSITED' }), [uncredited('UNPROCESSABLE'), reversed], NOW)).toBe('AWAITING');
+    expect(derivePaymentStatus(payment({ type: 'REUSABLE', expiresAt: null, status: 'DEPOSITED' }), [uncredited('UNPROCESSABLE'), reversed], NOW)).toBe('AWAITING');
     // a reversed follow-up does not move the payment; terminal statuses stay
     expect(derivePaymentStatus(payment({ status: 'DEPOSITED' }), [credited('0.01'), uncredited('FAILED', { followUp: true, creditReversed: true })], NOW)).toBe('DEPOSITED');
     expect(derivePaymentStatus(payment({ status: 'EXPIRED' }), [reversed], NOW)).toBe('EXPIRED');

@@ -228,12 +228,14 @@ export class EvmScanner {
   }
 
   /**
-   * Deposits confirmed (so credited by Kassa) that a reorganisation took off the best chain and that are not
-   * back in a block: for an operator to review (a partial index serves it; not read on the scan path).
+   * Deposits confirmed (so credited by Kassa) that a reorganisation took off the best chain, that are not
+   * back in a block and not yet DROPPED (then Kassa reverses the credit): for an operator to watch (a
+   * partial index serves it; not read on the scan path).
    */
   async creditedOffChain(): Promise<number> {
     const [row] = await this.sql<{ n: number }[]>`
-      select count(*)::int as n from evm_deposits where network = ${this.network} and reorged_after_credit and block_number is null`;
+      select count(*)::int as n from evm_deposits
+       where network = ${this.network} and reorged_after_credit and block_number is null and state <> 'DROPPED'`;
     return row?.n ?? 0;
   }
 

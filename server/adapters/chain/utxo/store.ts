@@ -218,10 +218,14 @@ export async function recordBroadcast(sql: SqlLike, network: string, id: string,
   else await sql`update utxo_payouts set last_error = ${error} where network = ${network} and id = ${id}`;
 }
 
-/** How many credited outputs a reorganisation took off the best chain and are not back in a block (a partial index serves it). */
+/**
+ * How many credited outputs a reorganisation took off the best chain, not back in a block and not yet
+ * DROPPED (then Kassa reverses the credit). A partial index serves it.
+ */
 export async function countCreditedOffChain(sql: SqlLike, network: string): Promise<number> {
   const [row] = await sql<{ n: number }[]>`
-    select count(*)::int as n from utxo_outputs where network = ${network} and reorged_after_credit and block_height is null`;
+    select count(*)::int as n from utxo_outputs
+    where network = ${network} and reorged_after_credit and block_height is null and state <> 'DROPPED'`;
   return row?.n ?? 0;
 }
 
