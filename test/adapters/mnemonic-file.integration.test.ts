@@ -4,25 +4,15 @@
  * to refuse 0400 while the EVM signer took it, and the EVM signer took any text as far as its key
  * derivation. Real files in a temporary directory.
  */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readMnemonicFile, SignerConfigError } from '../../server/adapters/chain/mnemonic-file.js';
 import { UtxoSigner } from '../../server/adapters/chain/utxo/signer.js';
 import { signerAccountKey } from '../../server/adapters/chain/evm/signer.js';
 import { accountKeyFromMnemonic, addressBook } from '../../server/adapters/chain/evm/keys.js';
 import { accountXpub, MNEMONIC } from './utxo/fixtures.js';
+import { filesWithModes } from '../helpers/owned-files.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'kassa-mnemonic-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function file(name: string, content: string, mode: number): string {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  chmodSync(path, mode);
-  return path;
-}
+const file = filesWithModes('kassa-mnemonic-');
 
 describe('the mnemonic file', () => {
   it.each([0o600, 0o400])('mode %o is read, its words normalised', (mode) => {

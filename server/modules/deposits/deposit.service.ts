@@ -112,6 +112,20 @@ async function block(tx: Queryable, d: DepositRow, at: Date) {
 }
 
 /**
+ * The deposit with `creditedAmount` credited (0: nothing), revalued (a stablecoin's depeg loss at
+ * today's market) and stored, on its row and on `d`, with `also`.
+ */
+async function storeCredit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, creditedAmount: Dec, also: Partial<DepositRow>) {
+  const market = isStablecoin(d.depositCurrency)
+    ? (await depositRates(deps, p, d.depositCurrency, d.network, d.receivedAt)).market
+    : undefined;
+  const set = { ...also, credited: creditedAmount.gt(0), creditedAmount: creditedAmount.toFixed(), amounts: revalue(p, d, creditedAmount, market) };
+  await tx.update(deposits).set(set).where(eq(deposits.id, d.id));
+  Object.assign(d, set);
+  return set;
+}
+
+/**
  * A confirmed deposit is credited: to the payment (unless it is a follow-up
  * the business refunds), with any excess over the price refunded under
  * EXCESS_REFUND, and to the merchant's balance in the settlement currency.
@@ -138,16 +152,7 @@ async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, a
       if (cap.lt(amount)) creditedAmount = cap;
     }
   }
-  const market = isStablecoin(d.depositCurrency)
-    ? (await depositRates(deps, p, d.depositCurrency, d.network, d.receivedAt)).market
-    : undefined;
-  const amounts = revalue(p, d, creditedAmount, market);
-  const credited = creditedAmount.gt(0);
-  await tx
-    .update(deposits)
-    .set({ followUp, credited, creditedAmount: creditedAmount.toFixed(), amounts })
-    .where(eq(deposits.id, d.id));
-  Object.assign(d, { followUp, credited, creditedAmount: creditedAmount.toFixed(), amounts });
+  const { credited, amounts } = await storeCredit(tx, deps, p, d, creditedAmount, { followUp });
   if (credited) {
     await postEntries(
       tx,
@@ -166,22 +171,14 @@ async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, a
  * A confirmed deposit the chain took back for good (a reorganisation, and it did not come back):
  * FAILED, and all the ledger holds for it reversed by new entries, never an edit (CONTRACT §10).
  * The merchant's balance may go below zero: the merchant owes it, and withdrawals wait. A refund
- * already sent from it is not undone here; the scanner's flag (kassa_chain_credited_off_chain)
- * puts the deposit in front of an operator.
+ * or sweep already sent from it is not undone here: the deposit's event and `credit_reversed_at`
+ * show it to an operator.
  */
 async function reverseCredit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date) {
   // Confirmed but never credited (a refunded follow-up): nothing to take back.
   if (!d.credited) return transitionDeposit(tx, d, 'FAILED', 'reorganised off the chain after it confirmed', at);
   const reversal = await depositReversal(tx, d.id);
-  const market = isStablecoin(d.depositCurrency)
-    ? (await depositRates(deps, p, d.depositCurrency, d.network, d.receivedAt)).market
-    : undefined;
-  const amounts = revalue(p, d, new Dec(0), market);
-  await tx
-    .update(deposits)
-    .set({ credited: false, creditedAmount: '0', amounts, creditReversedAt: at })
-    .where(eq(deposits.id, d.id));
-  Object.assign(d, { credited: false, creditedAmount: '0', amounts, creditReversedAt: at });
+  await storeCredit(tx, deps, p, d, new Dec(0), { creditReversedAt: at });
   await transitionDeposit(tx, d, 'FAILED', 'reorganised off the chain after it was credited', at, {
     reversed: reversal.map(({ account, currency, amount }) => ({ account, currency, amount })),
   });

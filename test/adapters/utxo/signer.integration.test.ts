@@ -1,20 +1,11 @@
 /** The signer's start-up checks (real files in a temporary directory). */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { chmodSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { SignerConfigError, UtxoSigner } from '../../../server/adapters/chain/utxo/signer.js';
 import { accountXpub, MNEMONIC } from './fixtures.js';
+import { filesWithModes } from '../../helpers/owned-files.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'kassa-signer-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function mnemonicFile(name: string, content: string, mode: number): string {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  chmodSync(path, mode);
-  return path;
-}
+const mnemonicFile = filesWithModes('kassa-signer-');
 
 describe('UTXO signer start-up', () => {
   const xpubs = { BTC: accountXpub("m/84'/0'/0'"), LTC: accountXpub("m/84'/2'/0'"), BCH: accountXpub("m/44'/145'/0'") };
