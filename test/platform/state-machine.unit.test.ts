@@ -23,9 +23,11 @@ describe('defineStateMachine', () => {
 
   it("describes Kassa's four entities, each with the terminal statuses of CONTRACT §5", () => {
     expect(PAYMENT_MACHINE.terminal).toEqual(['EXPIRED', 'BLOCKED']);
-    // CONFIRMED is not: a credit reorganised off the chain for good is reversed, the deposit FAILED (CONTRACT §10).
-    expect(DEPOSIT_MACHINE.terminal).toEqual(['BLOCKED', 'UNPROCESSABLE', 'FAILED']);
-    expect(REFUND_MACHINE.terminal).toEqual(['CONFIRMED', 'NON_REFUNDABLE']);
+    // CONFIRMED is not: a credit reorganised off the chain for good is reversed, the deposit FAILED (CONTRACT §10);
+    // nor FAILED: a transaction mined again after it left the chain is judged again.
+    expect(DEPOSIT_MACHINE.terminal).toEqual(['BLOCKED', 'UNPROCESSABLE']);
+    // NON_REFUNDABLE is not: a refund cancelled because its deposit left the chain is sent if the deposit comes back.
+    expect(REFUND_MACHINE.terminal).toEqual(['CONFIRMED']);
     expect(WITHDRAWAL_MACHINE.terminal).toEqual(['COMPLETED', 'FAILED', 'BLOCKED', 'REJECTED']);
     expect(WITHDRAWAL_MACHINE.can(null, 'COMPLETED')).toBe(false);
   });

@@ -19,7 +19,8 @@ export const DEPOSIT_MACHINE = defineStateMachine({
     CONFIRMED: ['FAILED'],
     BLOCKED: [],
     UNPROCESSABLE: [],
-    FAILED: [],
+    // Failed on chain, then back on it (mined again after a reorganisation): judged again as when first seen.
+    FAILED: ['COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'UNPROCESSABLE'],
   },
 });
 
@@ -31,7 +32,8 @@ export const REFUND_MACHINE = defineStateMachine({
     // NON_REFUNDABLE: its deposit left the chain before the broadcast job claimed it.
     PENDING: ['CONFIRMED', 'NON_REFUNDABLE'],
     CONFIRMED: [],
-    NON_REFUNDABLE: [],
+    // PENDING: a refund its deposit's leaving cancelled, now that the deposit is back on the chain.
+    NON_REFUNDABLE: ['PENDING'],
   },
 });
 

@@ -29,7 +29,7 @@ import { depositReversal, postEntries } from '../ledger/index.js';
 import { recordDepositCreated, transitionDeposit } from './deposit-transitions.js';
 import { valueDeposit } from './deposit-valuation.rules.js';
 import { FINAL_PAYMENT_STATUSES, coverage, reevaluatePayment, type PaymentRow } from '../payments/index.js';
-import { cancelUnsentRefund, createRefund, networkFee, releaseRefund } from './refund.service.js';
+import { cancelUnsentRefund, networkFee, refundDeposit, releaseRefund, sentBack } from './refund.service.js';
 
 type DepositRow = typeof deposits.$inferSelect;
 
@@ -92,7 +92,7 @@ function revalue(p: PaymentRow, d: DepositRow, creditedAmount: Dec, market?: Loc
 }
 
 /** The initial status of a newly seen deposit: compliance first, then whether Kassa can take it. */
-function initialStatus(p: PaymentRow, report: DepositReport, score: Dec, unscreened: boolean): DepositStatus {
+function initialStatus(p: PaymentRow, report: { currency: string; network: string; state: DepositReport['state'] }, score: Dec, unscreened: boolean): DepositStatus {
   // Not screened is never a pass: an operator decides (compliance:decide).
   if (unscreened) return 'COMPLIANCE_REVIEW';
   if (score.gte(p.riskBlockThreshold)) return 'BLOCKED';
@@ -104,11 +104,11 @@ function initialStatus(p: PaymentRow, report: DepositReport, score: Dec, unscree
 /** Full refund of a deposit Kassa cannot take. */
 async function refundUnprocessable(tx: Queryable, d: DepositRow, at: Date) {
   const reason = isRestricted(d.depositCurrency) ? 'RESTRICTED_CURRENCY' : 'CURRENCY_MISMATCH';
-  await createRefund(tx, d, { type: 'FULL', reason, amount: new Dec(d.amount) }, at);
+  await refundDeposit(tx, d, { type: 'FULL', reason, amount: new Dec(d.amount) }, at);
 }
 
 async function block(tx: Queryable, d: DepositRow, at: Date) {
-  await createRefund(tx, d, { type: 'FULL', reason: 'ILLICIT_DEPOSIT', amount: new Dec(d.amount) }, at);
+  await refundDeposit(tx, d, { type: 'FULL', reason: 'ILLICIT_DEPOSIT', amount: new Dec(d.amount) }, at);
 }
 
 /**
@@ -131,11 +131,16 @@ async function storeCredit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositR
  * EXCESS_REFUND, and to the merchant's balance in the settlement currency.
  */
 async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date) {
-  const followUp = p.type === 'ONE_TIME' && FINAL_PAYMENT_STATUSES.includes(p.status as PaymentStatus);
-  const amount = new Dec(d.amount);
+  // Credited once already and reversed (it left the chain, and is back): judged as it was then,
+  // not as a follow-up of the payment its own reversal left open or let expire.
+  const followUp =
+    d.creditReversedAt !== null ? d.followUp : p.type === 'ONE_TIME' && FINAL_PAYMENT_STATUSES.includes(p.status as PaymentStatus);
+  // What Kassa holds of it: all of it, unless it came back after a refund of it was sent.
+  const returned = await sentBack(tx, d.id);
+  const amount = new Dec(d.amount).sub(returned);
   if (followUp && p.refundFollowUpDeposits) {
     await tx.update(deposits).set({ followUp: true }).where(eq(deposits.id, d.id));
-    await createRefund(tx, d, { type: 'FULL', reason: 'FOLLOW_UP_DEPOSIT', amount }, at);
+    await refundDeposit(tx, d, { type: 'FULL', reason: 'FOLLOW_UP_DEPOSIT', amount }, at);
     return;
   }
   let creditedAmount = amount;
@@ -149,7 +154,9 @@ async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, a
       const remaining = expected.sub(others.reduce((sum, o) => sum.add(of(o)), new Dec(0)));
       const remainingInCrypto = unit === 'DISPLAY' ? remaining.div(d.rateDisplay) : remaining;
       const cap = Dec.max(0, roundTo(remainingInCrypto, d.depositCurrency as 'BTC', 'UP'));
-      if (cap.lt(amount)) creditedAmount = cap;
+      // Back on the chain after its refund was sent: a deposit has one refund, so what Kassa
+      // still holds of it is credited rather than left neither credited nor returned.
+      if (cap.lt(amount) && returned.isZero()) creditedAmount = cap;
     }
   }
   const { credited, amounts } = await storeCredit(tx, deps, p, d, creditedAmount, { followUp });
@@ -164,7 +171,7 @@ async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, a
     );
   }
   const excess = amount.sub(creditedAmount);
-  if (excess.gt(0)) await createRefund(tx, d, { type: 'PARTIAL', reason: 'OVERPAYMENT', amount: excess }, at);
+  if (excess.gt(0)) await refundDeposit(tx, d, { type: 'PARTIAL', reason: 'OVERPAYMENT', amount: excess }, at);
 }
 
 /**
@@ -183,6 +190,27 @@ async function reverseCredit(tx: Queryable, deps: Deps, p: PaymentRow, d: Deposi
     reversed: reversal.map(({ account, currency, amount }) => ({ account, currency, amount })),
   });
   await postEntries(tx, reversal, at);
+}
+
+/**
+ * A deposit that had left the chain is back on it (mined again after a reorganisation; EVM reports
+ * it SEEN again). A FAILED one is judged again as when it was first seen, from its stored
+ * screening (not screened again: the call is outside the transaction, and a sender screened clean
+ * then is the same sender): review, unconfirmed, or confirmed and credited (once more after a
+ * reversal: the ledger nets to one credit). An UNPROCESSABLE one gets back the refund its leaving
+ * cancelled. A refund already sent is counted (`refundDeposit`), so nothing is sent back twice. BLOCKED
+ * stays as it is: its funds are frozen either way.
+ */
+async function returnToChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date) {
+  if (d.status === 'UNPROCESSABLE') return refundUnprocessable(tx, d, at);
+  if (d.status !== 'FAILED') return;
+  const unscreened = (d.riskAssessment as { addressOwner?: { category?: string } }).addressOwner?.category === 'unscreened';
+  const chain = { currency: d.depositCurrency, network: d.network, state: d.chainStatus as DepositReport['state'] };
+  const status = initialStatus(p, chain, new Dec(d.riskScore), unscreened);
+  await transitionDeposit(tx, d, status, 'back on the chain after it was dropped', at);
+  if (status === 'BLOCKED') await block(tx, d, at);
+  else if (status === 'UNPROCESSABLE') await refundUnprocessable(tx, d, at);
+  else if (status === 'CONFIRMED') await credit(tx, deps, p, d, at);
 }
 
 /** Move a deposit out of its pending state according to the chain (after review or a new report). */
@@ -217,10 +245,12 @@ async function screenSender(deps: Deps, report: DepositReport): Promise<RiskAsse
 
 /**
  * A report moves a deposit on only to a later chain state: SEEN, then CONFIRMED or DROPPED, and
- * DROPPED after CONFIRMED (a reorganisation deeper than the confirmations). A deposit reported
- * again after DROPPED stays as it is (FAILED).
+ * DROPPED after CONFIRMED (a reorganisation deeper than the confirmations); or back onto the
+ * chain after DROPPED (SEEN or CONFIRMED: `returnToChain`).
  */
 const CHAIN_ORDER = { SEEN: 0, CONFIRMED: 1, DROPPED: 2 } as const;
+const movesOn = (from: DepositReport['state'], to: DepositReport['state']) =>
+  (from === 'DROPPED' && to !== 'DROPPED') || CHAIN_ORDER[to] > CHAIN_ORDER[from];
 
 /**
  * Ingest one chain report. Idempotent per (network, txHash, outputIndex):
@@ -258,7 +288,8 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
     const current = await findDeposit(tx, report, true);
     if (!current && report.state === 'DROPPED') return { outcome: 'IGNORED' as const };
     if (current) {
-      if (CHAIN_ORDER[report.state] <= CHAIN_ORDER[current.chainStatus as keyof typeof CHAIN_ORDER]) {
+      const from = current.chainStatus as DepositReport['state'];
+      if (!movesOn(from, report.state)) {
         return { outcome: 'REPLAY' as const, depositId: current.id, status: current.status as DepositStatus, paymentId: p.id };
       }
       await tx.update(deposits).set({ chainStatus: report.state }).where(eq(deposits.id, current.id));
@@ -266,7 +297,9 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
       // A refund waits for its deposit to confirm on chain (refund.service.ts).
       if (report.state === 'CONFIRMED') await releaseRefund(tx, current.id);
       else if (report.state === 'DROPPED') await cancelUnsentRefund(tx, current.id, at);
-      if (current.status === 'UNCONFIRMED') {
+      if (from === 'DROPPED') {
+        await returnToChain(tx, deps, p, current, at);
+      } else if (current.status === 'UNCONFIRMED') {
         await followChain(tx, deps, p, current, at, report.state === 'CONFIRMED' ? 'confirmed on chain' : 'dropped');
       } else if (current.status === 'COMPLIANCE_REVIEW' && report.state === 'DROPPED') {
         await transitionDeposit(tx, current, 'FAILED', 'dropped from the chain during review', at);

@@ -64,6 +64,56 @@ export async function createRefund(
 const scheduleRefund = (tx: Queryable, refundId: string) =>
   enqueue(tx, 'broadcast_refund', { refundId }, { jobKey: `broadcast_refund:${refundId}` });
 
+type RefundRow = typeof refunds.$inferSelect;
+
+/** The deposit's refund, locked: a deposit has at most one (`refunds.deposit_id` is unique). */
+async function refundOf(tx: Queryable, depositId: string): Promise<RefundRow | null> {
+  const [row] = await tx.select().from(refunds).where(eq(refunds.depositId, depositId)).for('update');
+  return row ?? null;
+}
+
+/**
+ * Cancelled because its deposit left the chain: a refund created PENDING (above its fee, not
+ * frozen) that ended NON_REFUNDABLE without being sent.
+ */
+const wasCancelled = (r: RefundRow) =>
+  r.status === 'NON_REFUNDABLE' && r.reason !== 'ILLICIT_DEPOSIT' && r.transactionId === null && new Dec(r.amount).gt(r.fee);
+
+/** What the deposit's refund sends back to its sender: its amount once sent or being sent (PENDING, CONFIRMED), else 0. */
+export async function sentBack(tx: Queryable, depositId: string): Promise<Dec> {
+  const refund = await refundOf(tx, depositId);
+  return refund && (refund.status === 'PENDING' || refund.status === 'CONFIRMED') ? new Dec(refund.amount) : new Dec(0);
+}
+
+/**
+ * Refund a deposit: a new refund; or, for a deposit back on the chain whose refund its leaving
+ * cancelled, that refund PENDING again (for `spec.amount`, sent once the deposit confirms). A
+ * deposit whose refund was sent, is being sent or was never refundable keeps it: one refund a
+ * deposit, and nothing is sent back twice.
+ */
+export async function refundDeposit(
+  tx: Queryable,
+  deposit: DepositRow,
+  spec: { type: 'FULL' | 'PARTIAL'; reason: RefundReason; amount: Dec },
+  at: Date,
+): Promise<void> {
+  const existing = await refundOf(tx, deposit.id);
+  if (!existing) {
+    await createRefund(tx, deposit, spec, at);
+    return;
+  }
+  // Frozen (illicit) funds are never sent, and a refund not above its fee is not worth sending.
+  if (!wasCancelled(existing) || spec.reason === 'ILLICIT_DEPOSIT' || spec.amount.lte(existing.fee)) return;
+  const rate = new Dec(deposit.rateDisplay);
+  await transitionRefund(tx, existing, 'PENDING', 'its deposit is back on the chain', at, {
+    type: spec.type,
+    reason: spec.reason,
+    amount: spec.amount.toFixed(),
+    displayAmount: spec.amount.mul(rate).toFixed(),
+  });
+  if (deposit.chainStatus === 'CONFIRMED') await scheduleRefund(tx, existing.id);
+}
+
 /** The refund of a deposit not yet claimed by the broadcast job, locked; null when there is none. */
 async function unsentRefund(tx: Queryable, depositId: string) {
   const [row] = await tx

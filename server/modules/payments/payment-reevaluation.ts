@@ -38,7 +38,8 @@ export async function reevaluatePayment(tx: Queryable, deps: Pick<PaymentsDeps, 
       followUp: d.followUp,
       credited: d.credited,
       coverage: of(d),
-      creditReversed: d.creditReversedAt !== null,
+      // credited again since (back on the chain): not a reversed credit any more
+      creditReversed: d.creditReversedAt !== null && !d.credited,
     })),
     at,
   );

@@ -1007,6 +1007,36 @@ describe('driven by hand (no worker)', () => {
       ]);
     });
 
+    it('dropped, then mined again: the refund its leaving cancelled is PENDING again and sent once', async () => {
+      const { p, s, refundId, jobs } = await mismatched(false);
+      expect(await mine(s.transactionId)).toMatchObject({ status: 'UNPROCESSABLE' });
+      const [d] = await rows<{ network: string; tx_hash: string; output_index: number; from_address: string; to_address: string }>(m.db.sql`
+        select network, tx_hash, output_index, from_address, to_address from deposits where id = ${s.deposit!.id}`);
+      const report: DepositReport = {
+        network: 'ETH', txHash: d!.tx_hash, outputIndex: d!.output_index, fromAddress: d!.from_address, toAddress: d!.to_address,
+        currency: 'ETH', amount: '0.01', state: 'CONFIRMED', confirmations: 12,
+      };
+      expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'UNPROCESSABLE' });
+      // the deposit's one refund, PENDING again and queued, since the deposit is confirmed
+      const [again] = await rows<{ id: string; status: string; reason: string; amount: string }>(m.db.sql`
+        select id, status, reason, amount::text from refunds where deposit_id = ${s.deposit!.id}`);
+      expect([again!.id, again!.status, again!.reason, new Dec(again!.amount).toFixed()]).toEqual([refundId, 'PENDING', 'CURRENCY_MISMATCH', '0.01']);
+      expect(await jobs()).toBe(1);
+      expect(await refundEvents(refundId)).toEqual([
+        ['PENDING', 'CURRENCY_MISMATCH'],
+        ['NON_REFUNDABLE', 'its deposit left the chain before the refund was sent'],
+        ['PENDING', 'its deposit is back on the chain'],
+      ]);
+      expect(await broadcastRefund(m.deps, m.deps.chains, refundId)).toBe('CONFIRMED');
+      expect(depositOf(await mRead(p.paymentId), s.transactionId)).toMatchObject({ status: 'UNPROCESSABLE', refund: { status: 'CONFIRMED' } });
+      // gone and back once more: the refund was sent, nothing is sent twice
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      await ingestDeposit(m.deps, report);
+      const [still] = await rows<{ status: string }>(m.db.sql`select status from refunds where deposit_id = ${s.deposit!.id}`);
+      expect(still!.status).toBe('CONFIRMED');
+      expect((await refundEvents(refundId)).length).toBe(4);
+    });
+
     it('claimed by the broadcast job before the deposit left the chain: it is still sent, never cancelled', async () => {
       const { p, s, refundId } = await mismatched(true);
       await mine(s.transactionId);
@@ -1076,9 +1106,8 @@ describe('driven by hand (no worker)', () => {
       expect(paymentPath.map((e) => e.to_status)).toEqual(['PENDING', 'DEPOSITED', 'FAILED']);
       expect(await callbackStatuses(p.paymentId)).toEqual(['DEPOSITED', 'FAILED']);
 
-      // the same report again, or the deposit mined again, changes nothing: never reversed twice
+      // the same report again changes nothing: never reversed twice
       expect((await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 })).outcome).toBe('REPLAY');
-      expect((await ingestDeposit(m.deps, report)).outcome).toBe('REPLAY');
       expect(await ledgerOf(shop.businessId)).toHaveLength(4);
       expect(await callbackStatuses(p.paymentId)).toEqual(['DEPOSITED', 'FAILED']);
 
@@ -1104,6 +1133,84 @@ describe('driven by hand (no worker)', () => {
       expect(r.actualDepositAmount).toBe('0.006');
       // 0.006 BTC × 60000 = 360.00 EUR: fee 3.60, payable 356.40 left
       expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '3.60'], ['MERCHANT', 'EUR', '356.40']]);
+    });
+
+    const depositPath = async (depositId: string) =>
+      (await rows<{ to_status: string; reason: string }>(m.db.sql`
+        select to_status, reason from events where entity_type = 'deposit' and entity_id = ${depositId} order by id`)).map((e) => [e.to_status, e.reason]);
+
+    it('mined again after its credit was reversed: seen, then credited once more; the ledger nets to one credit, and a second drop reverses again', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 4', paymentCallbackUrl: CALLBACK_URL });
+      const p = await mBtc('0.01', shop);
+      const report = reportFor(p.walletAddress!);
+      const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      expect((await mRead(p.paymentId, shop)).status).toBe('FAILED');
+
+      // back in a block, not yet deep enough: unconfirmed again, the payment waits for it
+      expect(await ingestDeposit(m.deps, { ...report, state: 'SEEN', confirmations: 1 })).toMatchObject({ outcome: 'UPDATED', status: 'UNCONFIRMED' });
+      expect((await mRead(p.paymentId, shop)).status).toBe('AWAITING');
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '0.00'], ['MERCHANT', 'EUR', '0.00']]);
+      // deep enough: credited again, the same amounts as the first time
+      expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
+      const r = await mRead(p.paymentId, shop);
+      expect(r.status).toBe('DEPOSITED');
+      expect(depositOf(r, report.txHash)).toMatchObject({ status: 'CONFIRMED', displayPayableAmount: '594.00' });
+      expect(r.actualDepositAmount).toBe('0.01');
+      expect((await ledgerOf(shop.businessId)).map((e) => [e.kind, new Dec(e.amount).toFixed(2)])).toEqual([
+        ['DEPOSIT', '594.00'], ['SERVICE_FEE', '6.00'], ['SERVICE_FEE_REVERSAL', '-6.00'], ['DEPOSIT_REVERSAL', '-594.00'], ['DEPOSIT', '594.00'], ['SERVICE_FEE', '6.00'],
+      ]);
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '6.00'], ['MERCHANT', 'EUR', '594.00']]);
+      expect(await depositPath(depositId)).toEqual([
+        ['CONFIRMED', expect.any(String)],
+        ['FAILED', 'reorganised off the chain after it was credited'],
+        ['UNCONFIRMED', 'back on the chain after it was dropped'],
+        ['CONFIRMED', 'confirmed on chain'],
+      ]);
+      expect(await callbackStatuses(p.paymentId)).toEqual(['DEPOSITED', 'FAILED', 'AWAITING', 'DEPOSITED']);
+      // a replay credits nothing more
+      expect((await ingestDeposit(m.deps, report)).outcome).toBe('REPLAY');
+      expect(await ledgerOf(shop.businessId)).toHaveLength(6);
+
+      // gone again: reversed again, once
+      expect(await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 })).toMatchObject({ status: 'FAILED' });
+      expect(await ledgerOf(shop.businessId)).toHaveLength(8);
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '0.00'], ['MERCHANT', 'EUR', '0.00']]);
+      expect((await mRead(p.paymentId, shop)).status).toBe('FAILED');
+    });
+
+    it('mined again straight into a confirmed block: credited at once, as when first seen', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 5' });
+      const p = await mBtc('0.01', shop);
+      const report = { ...reportFor(p.walletAddress!), state: 'SEEN' as const, confirmations: 1 };
+      const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
+      // dropped before it was ever credited
+      expect(await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 })).toMatchObject({ status: 'FAILED' });
+      expect((await mRead(p.paymentId, shop)).status).toBe('FAILED');
+      expect(await ingestDeposit(m.deps, { ...report, state: 'CONFIRMED', confirmations: 6 })).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
+      expect((await mRead(p.paymentId, shop)).status).toBe('DEPOSITED');
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '6.00'], ['MERCHANT', 'EUR', '594.00']]);
+      expect((await depositPath(depositId)).map(([status]) => status)).toEqual(['UNCONFIRMED', 'FAILED', 'CONFIRMED']);
+    });
+
+    it('an excess already sent back is not sent again when the deposit is credited once more', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 6', overpaymentPolicy: 'EXCESS_REFUND' });
+      const p = await mBtc('0.01', shop);
+      const report = reportFor(p.walletAddress!, '0.015');
+      const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
+      const [excess] = await rows<{ id: string; amount: string }>(m.db.sql`select id, amount::text from refunds where deposit_id = ${depositId}`);
+      expect(new Dec(excess!.amount).toFixed()).toBe('0.005');
+      expect(await broadcastRefund(m.deps, m.deps.chains, excess!.id)).toBe('CONFIRMED');
+
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
+      const r = await mRead(p.paymentId, shop);
+      expect(r.status).toBe('DEPOSITED');
+      expect(depositOf(r, report.txHash)).toMatchObject({ status: 'CONFIRMED', displayPayableAmount: '594.00' });
+      // the one refund, sent once: 0.01 credited + 0.005 returned = the 0.015 received
+      const refunds = await rows<{ status: string; amount: string }>(m.db.sql`select status, amount::text from refunds where deposit_id = ${depositId}`);
+      expect(refunds.map((x) => [x.status, new Dec(x.amount).toFixed()])).toEqual([['CONFIRMED', '0.005']]);
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '6.00'], ['MERCHANT', 'EUR', '594.00']]);
     });
 
     const withdraw = (shop: TestBusiness, amount: string) =>

@@ -62,6 +62,7 @@ const LEGAL_DEPOSIT: Move<DepositStatus>[] = [
   ...when('the chain confirms it', ['UNCONFIRMED'], ['CONFIRMED']),
   ...when('the chain drops it while it waits', ['COMPLIANCE_REVIEW', 'UNCONFIRMED'], ['FAILED']),
   ...when('a reorganisation takes it off the chain for good after it confirmed', ['CONFIRMED'], ['FAILED']),
+  ...when('it is mined again after it failed on chain: judged again as when first seen', ['FAILED'], ['COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'UNPROCESSABLE']),
 ];
 
 // Refunds: created PENDING (sent once the deposit confirms) or NON_REFUNDABLE (not above the fee, or illicit); sent, it confirms.
@@ -70,6 +71,7 @@ const LEGAL_REFUND: Move<RefundStatus>[] = [
   ...when('a deposit is refunded', [null], ['PENDING', 'NON_REFUNDABLE']),
   ...when('the refund transaction confirms', ['PENDING'], ['CONFIRMED']),
   ...when('its deposit leaves the chain before the broadcast job claimed the refund', ['PENDING'], ['NON_REFUNDABLE']),
+  ...when('that deposit is back on the chain: the cancelled refund is sent after all', ['NON_REFUNDABLE'], ['PENDING']),
 ];
 
 /** The targets of `from` among `states`, as the test's name shows them. */

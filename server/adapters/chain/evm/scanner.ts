@@ -489,12 +489,17 @@ export class EvmScanner {
       };
       const next = nextState(facts, height, this.options.confirmations, this.dropAfter);
       if (!next) continue;
+      // Off the best chain for the grace, but still known to the node (back in its mempool after
+      // the reorganisation, or in a block the scan has not reached): not dropped while it may be
+      // mined. Dropping it only to see it mined again would reverse a credit and then grant it again.
+      if (next === 'DROPPED' && (await this.nodeKnows(d.tx_hash))) continue;
       const confirmations = facts.blockNumber === null ? 0 : confirmationsAt(height, facts.blockNumber);
       changes.push({ txHash: d.tx_hash, outputIndex: d.output_index, from: d.state, to: next, confirmations });
     }
     if (changes.length === 0) return;
     // Every change and its report in one statement (atomic by itself). The state guard makes a
-    // concurrent or repeated pass a no-op for that deposit; the unique index makes CONFIRMED once.
+    // concurrent or repeated pass a no-op for that deposit; the unique index makes CONFIRMED once a
+    // round (`drops`: a transfer DROPPED and then mined again is confirmed, and reported, again).
     const column = <T,>(pick: (c: (typeof changes)[number]) => T) => changes.map(pick);
     await this.sql`
       with input as (
@@ -503,16 +508,27 @@ export class EvmScanner {
           ${column((c) => c.to)}::text[], ${column((c) => c.confirmations)}::int[]
         ) with ordinality as u(tx_hash, output_index, from_state, next_state, confirmations, ord)
       ), changed as (
-        update evm_deposits d set state = i.next_state, updated_at = now()
+        update evm_deposits d set state = i.next_state, drops = d.drops + (i.next_state = 'DROPPED')::int, updated_at = now()
           from input i
          where d.network = ${this.network} and d.tx_hash = i.tx_hash and d.output_index = i.output_index and d.state = i.from_state
-        returning d.tx_hash, d.output_index
+        returning d.tx_hash, d.output_index, d.drops
       )
-      insert into evm_deposit_events (network, tx_hash, output_index, state, confirmations)
-      select ${this.network}, i.tx_hash, i.output_index, i.next_state, i.confirmations
+      insert into evm_deposit_events (network, tx_hash, output_index, state, confirmations, round)
+      select ${this.network}, i.tx_hash, i.output_index, i.next_state, i.confirmations, c.drops
         from input i join changed c using (tx_hash, output_index)
        order by i.ord
       on conflict do nothing`;
+  }
+
+  /**
+   * Whether the transaction may still be mined or is: pending in the node's mempool, or in a block
+   * of its best chain (a node may still answer for one in a block it reorganised away).
+   */
+  private async nodeKnows(txHash: Hex): Promise<boolean> {
+    const tx = await this.client.request({ method: 'eth_getTransactionByHash', params: [txHash] });
+    if (tx === null) return false;
+    if (tx.blockHash === null || tx.blockNumber === null) return true;
+    return (await this.blockOrNull(BigInt(tx.blockNumber)))?.hash === tx.blockHash;
   }
 
   /**
