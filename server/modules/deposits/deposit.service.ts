@@ -5,9 +5,9 @@
  * deposits to one payment (or a replayed report) serialize instead of losing
  * an update.
  */
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
-import { deposits, payments } from '../../../db/schema.js';
+import { deposits, events, payments } from '../../../db/schema.js';
 import type { DepositReport } from '../networks/index.js';
 import { ScreeningUnavailableError, type RiskAssessment } from '../compliance/index.js';
 import type { DepositsDeps as Deps, IngestResult } from './ports.js';
@@ -132,9 +132,11 @@ async function storeCredit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositR
  */
 async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date) {
   // Credited once already and reversed (it left the chain, and is back): judged as it was then,
-  // not as a follow-up of the payment its own reversal left open or let expire.
+  // not as a follow-up of a payment covered meanwhile; but a payment that has since expired or
+  // been blocked takes no more money, so there it is a follow-up like any other.
+  const closed = p.status === 'EXPIRED' || p.status === 'BLOCKED';
   const followUp =
-    d.creditReversedAt !== null ? d.followUp : p.type === 'ONE_TIME' && FINAL_PAYMENT_STATUSES.includes(p.status as PaymentStatus);
+    d.creditReversedAt !== null && !closed ? d.followUp : p.type === 'ONE_TIME' && FINAL_PAYMENT_STATUSES.includes(p.status as PaymentStatus);
   // What Kassa holds of it: all of it, unless it came back after a refund of it was sent.
   const returned = await sentBack(tx, d.id);
   const amount = new Dec(d.amount).sub(returned);
@@ -196,8 +198,8 @@ async function reverseCredit(tx: Queryable, deps: Deps, p: PaymentRow, d: Deposi
  * A deposit that had left the chain is back on it (mined again after a reorganisation; EVM reports
  * it SEEN again). A FAILED one is judged again as when it was first seen, from its stored
  * screening (not screened again: the call is outside the transaction, and a sender screened clean
- * then is the same sender): review, unconfirmed, or confirmed and credited (once more after a
- * reversal: the ledger nets to one credit). An UNPROCESSABLE one gets back the refund its leaving
+ * then is the same sender) and an operator's approval if it had one: review, unconfirmed, or
+ * confirmed and credited (once more after a reversal: the ledger nets to one credit). An UNPROCESSABLE one gets back the refund its leaving
  * cancelled. A refund already sent is counted (`refundDeposit`), so nothing is sent back twice. BLOCKED
  * stays as it is: its funds are frozen either way.
  */
@@ -206,11 +208,33 @@ async function returnToChain(tx: Queryable, deps: Deps, p: PaymentRow, d: Deposi
   if (d.status !== 'FAILED') return;
   const unscreened = (d.riskAssessment as { addressOwner?: { category?: string } }).addressOwner?.category === 'unscreened';
   const chain = { currency: d.depositCurrency, network: d.network, state: d.chainStatus as DepositReport['state'] };
-  const status = initialStatus(p, chain, new Dec(d.riskScore), unscreened);
+  // An operator who approved it once is not asked again: as a risk of 0 would be judged.
+  const score = (await approvedByOperator(tx, d.id)) ? new Dec(0) : new Dec(d.riskScore);
+  const status = initialStatus(p, chain, score, unscreened && score.gt(0));
   await transitionDeposit(tx, d, status, 'back on the chain after it was dropped', at);
   if (status === 'BLOCKED') await block(tx, d, at);
   else if (status === 'UNPROCESSABLE') await refundUnprocessable(tx, d, at);
   else if (status === 'CONFIRMED') await credit(tx, deps, p, d, at);
+}
+
+/**
+ * Whether an operator let the deposit out of compliance review: only `decideCompliance` APPROVE
+ * moves it from there to UNCONFIRMED, CONFIRMED or UNPROCESSABLE (the chain alone never does).
+ */
+async function approvedByOperator(tx: Queryable, depositId: string): Promise<boolean> {
+  const [row] = await tx
+    .select({ id: events.id })
+    .from(events)
+    .where(
+      and(
+        eq(events.entityType, 'deposit'),
+        eq(events.entityId, depositId),
+        eq(events.fromStatus, 'COMPLIANCE_REVIEW'),
+        inArray(events.toStatus, ['UNCONFIRMED', 'CONFIRMED', 'UNPROCESSABLE']),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
 }
 
 /** Move a deposit out of its pending state according to the chain (after review or a new report). */

@@ -73,11 +73,12 @@ async function refundOf(tx: Queryable, depositId: string): Promise<RefundRow | n
 }
 
 /**
- * Cancelled because its deposit left the chain: a refund created PENDING (above its fee, not
- * frozen) that ended NON_REFUNDABLE without being sent.
+ * Never sent and not frozen: cancelled because its deposit left the chain, or not above its fee
+ * when it was created. For a deposit back on the chain it may be sent after all, for what is now
+ * to be refunded.
  */
-const wasCancelled = (r: RefundRow) =>
-  r.status === 'NON_REFUNDABLE' && r.reason !== 'ILLICIT_DEPOSIT' && r.transactionId === null && new Dec(r.amount).gt(r.fee);
+const unsentAndFree = (r: RefundRow) =>
+  r.status === 'NON_REFUNDABLE' && r.reason !== 'ILLICIT_DEPOSIT' && r.transactionId === null && r.sendingSince === null;
 
 /** What the deposit's refund sends back to its sender: its amount once sent or being sent (PENDING, CONFIRMED), else 0. */
 export async function sentBack(tx: Queryable, depositId: string): Promise<Dec> {
@@ -86,10 +87,10 @@ export async function sentBack(tx: Queryable, depositId: string): Promise<Dec> {
 }
 
 /**
- * Refund a deposit: a new refund; or, for a deposit back on the chain whose refund its leaving
- * cancelled, that refund PENDING again (for `spec.amount`, sent once the deposit confirms). A
- * deposit whose refund was sent, is being sent or was never refundable keeps it: one refund a
- * deposit, and nothing is sent back twice.
+ * Refund a deposit: a new refund; or, for a deposit back on the chain whose refund was never sent
+ * (its leaving cancelled it, or it was not above the fee), that refund PENDING again, for
+ * `spec.amount`, sent once the deposit confirms. A refund sent, being sent or frozen stays as it
+ * is: one refund a deposit, and nothing is sent back twice.
  */
 export async function refundDeposit(
   tx: Queryable,
@@ -103,7 +104,7 @@ export async function refundDeposit(
     return;
   }
   // Frozen (illicit) funds are never sent, and a refund not above its fee is not worth sending.
-  if (!wasCancelled(existing) || spec.reason === 'ILLICIT_DEPOSIT' || spec.amount.lte(existing.fee)) return;
+  if (!unsentAndFree(existing) || spec.reason === 'ILLICIT_DEPOSIT' || spec.amount.lte(existing.fee)) return;
   const rate = new Dec(deposit.rateDisplay);
   await transitionRefund(tx, existing, 'PENDING', 'its deposit is back on the chain', at, {
     type: spec.type,

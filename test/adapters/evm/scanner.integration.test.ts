@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { HDKey } from '@scure/bip32';
 import { mnemonicToSeedSync } from '@scure/bip39';
-import { createWalletClient, http, parseEther, type Hex, type WalletClient } from 'viem';
+import { createWalletClient, encodeFunctionData, http, parseEther, parseGwei, type Hex, type WalletClient } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { addressBook, type EvmAddressBook } from '../../../server/adapters/chain/evm/keys.js';
@@ -298,8 +298,103 @@ describe('EVM scanner on anvil', () => {
     expect(since(mark2).map((l) => l.split(' c')[0])).toEqual(
       ['SEEN', 'CONFIRMED', 'DROPPED', 'SEEN', 'CONFIRMED'].map((state) => `${state} ETH 0.6 → ${again.slice(0, 8)} #0`),
     );
-    const [row] = await database.sql<{ state: string; drops: number }[]>`select state, drops from evm_deposits where to_address = ${again}`;
-    expect(row).toEqual({ state: 'CONFIRMED', drops: 1 });
+    const [row] = await database.sql<{ state: string; drops: number; reorged_after_credit: boolean }[]>`
+      select state, drops, reorged_after_credit from evm_deposits where to_address = ${again}`;
+    // its credit was reversed when it was dropped: back, it is not a credit off the chain any more
+    expect(row).toEqual({ state: 'CONFIRMED', drops: 1, reorged_after_credit: false });
+  });
+
+  test('a token transfer mined again at another log index is another transfer: the old one is DROPPED, the new one confirmed', async () => {
+    const s = scanner();
+    await s.tick();
+    // A second sender with tokens, whose transfer goes first in the block that mines ours again.
+    const other = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 1 }), transport: http(anvil.url) });
+    await sendUsdt(other.account!.address, 5_000_000n);
+    await anvil.mine(2); // deeper than the reorganisation below
+    const to = book.depositAddress(15);
+    const transfer = (from: WalletClient, units: bigint, fees: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint } = {}) =>
+      from.prepareTransactionRequest({
+        account: from.account!, chain: null, to: token.address, ...fees,
+        data: encodeFunctionData({ abi: token.abi as never, functionName: 'transfer', args: [to, units] } as never),
+      }).then((request) => from.signTransaction({ ...request, account: from.account!, chain: null } as never));
+    const ours = await transfer(wallet, 3_000_000n);
+    const mark = reports.length;
+    await anvil.rpc('eth_sendRawTransaction', [ours]);
+    for (let i = 0; i < CONFIRMATIONS; i++) {
+      await s.tick();
+      await anvil.mine(1);
+    }
+    await s.tick();
+    expect(since(mark).map((l) => l.split(' c')[0])).toEqual([`SEEN USDT 3 → ${to.slice(0, 8)} #0`, `CONFIRMED USDT 3 → ${to.slice(0, 8)} #0`]);
+    await anvil.rpc('anvil_reorg', [CONFIRMATIONS + 2, []]);
+    await anvil.mine(1);
+    await s.tick();
+    // Mined again behind another transfer (a higher tip goes first): its log is now #1 of its block.
+    const first = await transfer(other, 1_000_000n, { maxFeePerGas: parseGwei('100'), maxPriorityFeePerGas: parseGwei('50') });
+    await inOneBlock(async () => {
+      await anvil.rpc('eth_sendRawTransaction', [first]);
+      await anvil.rpc('eth_sendRawTransaction', [ours]);
+    });
+    for (let i = 0; i < CONFIRMATIONS + 2; i++) {
+      await s.tick();
+      await anvil.mine(1);
+    }
+    await s.tick();
+    const ourLines = since(mark).map((l) => l.split(' c')[0]!).filter((l) => l.includes('USDT 3 '));
+    expect(ourLines.slice(2).sort()).toEqual([
+      `CONFIRMED USDT 3 → ${to.slice(0, 8)} #1`,
+      `DROPPED USDT 3 → ${to.slice(0, 8)} #0`,
+      `SEEN USDT 3 → ${to.slice(0, 8)} #1`,
+    ]);
+  });
+
+  test('a DROPPED report is marked delivered at once: a crash later in its batch never sends it again behind the transfer mined again', async () => {
+    const s = scanner();
+    await s.tick();
+    const to = book.depositAddress(16);
+    const raw = await signEth(to, '0.65');
+    const mark = reports.length;
+    await anvil.rpc('eth_sendRawTransaction', [raw]);
+    for (let i = 0; i < CONFIRMATIONS; i++) {
+      await s.tick();
+      await anvil.mine(1);
+    }
+    await s.tick();
+    await anvil.rpc('anvil_reorg', [CONFIRMATIONS + 2, []]);
+    // The app is down while the transfer is dropped and mined again: DROPPED, SEEN, CONFIRMED wait in one batch.
+    const down = scanner({ sink: async () => { throw new Error('app down'); } });
+    for (let i = 0; i < CONFIRMATIONS + 2; i++) {
+      await anvil.mine(1);
+      await down.tick().catch(() => {});
+    }
+    await anvil.rpc('eth_sendRawTransaction', [raw]);
+    for (let i = 0; i < CONFIRMATIONS + 1; i++) {
+      await anvil.mine(1);
+      await down.tick().catch(() => {});
+    }
+    const waiting = await database.sql<{ state: string }[]>`
+      select e.state from evm_deposit_events e join evm_deposits d using (network, tx_hash, output_index)
+       where d.to_address = ${to} and e.delivered_at is null order by e.id`;
+    expect(waiting.map((w) => w.state)).toEqual(['DROPPED', 'SEEN', 'CONFIRMED']);
+    // When the app takes the SEEN behind it, the DROPPED is already marked delivered: a crash from
+    // there on re-delivers only what follows it.
+    let droppedMarkedBeforeNext: boolean | undefined;
+    const watching = scanner({
+      sink: async (r) => {
+        if (r.state === 'SEEN' && r.toAddress === to && droppedMarkedBeforeNext === undefined) {
+          const [dropped] = await database.sql<{ delivered: boolean }[]>`
+            select e.delivered_at is not null as delivered from evm_deposit_events e join evm_deposits d using (network, tx_hash, output_index)
+             where d.to_address = ${to} and e.state = 'DROPPED'`;
+          droppedMarkedBeforeNext = dropped!.delivered;
+        }
+        await sink(r);
+      },
+    });
+    await watching.tick();
+    expect(droppedMarkedBeforeNext).toBe(true);
+    expect(since(mark).map((l) => l.split(' c')[0])).toEqual(
+      ['SEEN', 'CONFIRMED', 'DROPPED', 'SEEN', 'CONFIRMED'].map((state) => `${state} ETH 0.65 → ${to.slice(0, 8)} #0`),
+    );
   });
 
   test('a new scanner instance on the same database emits nothing twice; an interrupted delivery is resumed once', async () => {
@@ -321,12 +416,12 @@ describe('EVM scanner on anvil', () => {
     await scanner().tick();
     expect(since(mark)).toEqual([`SEEN ETH 0.3 → ${target.slice(0, 8)} #0 c1`, `CONFIRMED ETH 0.3 → ${target.slice(0, 8)} #0 c4`]);
     // No (txHash, outputIndex) was ever CONFIRMED twice in the whole file without a DROPPED between
-    // (the one transfer mined again after it was dropped, above, is the only one confirmed twice).
+    // (the two transfers mined again after they were dropped, above, are the only ones confirmed twice).
     const paths = new Map<string, string[]>();
     for (const r of reports) paths.set(`${r.txHash}:${r.outputIndex}`, [...(paths.get(`${r.txHash}:${r.outputIndex}`) ?? []), r.state]);
     const confirmedTwiceInARound = [...paths.values()].filter((states) => /CONFIRMED,(SEEN,)*CONFIRMED/.test(states.join(',')));
     expect(confirmedTwiceInARound).toEqual([]);
-    expect([...paths.values()].filter((states) => states.filter((x) => x === 'CONFIRMED').length > 1)).toEqual([['SEEN', 'CONFIRMED', 'DROPPED', 'SEEN', 'CONFIRMED']]);
+    expect([...paths.values()].filter((states) => states.filter((x) => x === 'CONFIRMED').length > 1)).toEqual([['SEEN', 'CONFIRMED', 'DROPPED', 'SEEN', 'CONFIRMED'], ['SEEN', 'CONFIRMED', 'DROPPED', 'SEEN', 'CONFIRMED']]);
   });
 
   test('node outage: the scan fails and keeps its cursor; after it, the blocks mined meanwhile are caught up in capped ranges without loss', async () => {

@@ -1,6 +1,6 @@
 /**
  * The engine facade on a real Litecoin regtest: chain learned from the node, reorgs without a
- * double-spend, a credit reorganised away (and one double-spent away for good), health for /ready.
+ * double-spend, a credit reorganised away (and one double-spent away, then mined after all), health for /ready.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
@@ -120,6 +120,18 @@ describe.skipIf(!available)('UTXO engine on a Litecoin regtest node', () => {
     await node.mineFork(1);
     await engine.scan();
     expect(states().slice(credited)).toEqual(['DROPPED']); // reported once
+
+    // The conflict's block is reorganised away in turn and the deposit mined after all: SEEN anew,
+    // then CONFIRMED (Kassa then credits it again: deposit-flows, "mined again after its credit was reversed").
+    const forkHeight = (await node.rpc.call<{ height: number }>('getblockheader', [first])).height;
+    await node.rpc.call('invalidateblock', [await node.rpc.call<string>('getblockhash', [forkHeight])]);
+    await node.rpc.call('generateblock', [node.funderAddress, [await node.rpc.call<string>('getrawtransaction', [txid])]]);
+    await engine.scan();
+    expect(states().slice(credited)).toEqual(['DROPPED', 'SEEN']);
+    await node.mineFork(1);
+    await engine.scan();
+    expect(states().slice(credited)).toEqual(['DROPPED', 'SEEN', 'CONFIRMED']);
+    expect((await engine.creditedThenReorged()).map((f) => f.txid)).not.toContain(txid);
   });
 
   it('reports health for /ready: lag 0 when caught up, not ok when the node is down', async () => {

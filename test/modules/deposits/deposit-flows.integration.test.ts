@@ -1213,6 +1213,74 @@ describe('driven by hand (no worker)', () => {
       expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '6.00'], ['MERCHANT', 'EUR', '594.00']]);
     });
 
+    it('back after another deposit covered the payment: what Kassa still holds of it is credited, its sent excess never sent again', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 7', overpaymentPolicy: 'EXCESS_REFUND' });
+      const p = await mBtc('0.01', shop);
+      const report = reportFor(p.walletAddress!, '0.015');
+      const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
+      const [excess] = await rows<{ id: string }>(m.db.sql`select id from refunds where deposit_id = ${depositId}`);
+      expect(await broadcastRefund(m.deps, m.deps.chains, excess!.id)).toBe('CONFIRMED');
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      await ingestDeposit(m.deps, reportFor(p.walletAddress!));
+      expect((await mRead(p.paymentId, shop)).status).toBe('DEPOSITED');
+      // 0.015 received, 0.005 sent back: 0.01 is still Kassa's, and a deposit has one refund, so it is credited
+      expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
+      const [d] = await rows<{ credited_amount: string }>(m.db.sql`select credited_amount::text from deposits where id = ${depositId}`);
+      expect(new Dec(d!.credited_amount).toFixed()).toBe('0.01');
+      const refunds = await rows<{ status: string; amount: string }>(m.db.sql`select status, amount::text from refunds where deposit_id = ${depositId}`);
+      expect(refunds.map((x) => [x.status, new Dec(x.amount).toFixed()])).toEqual([['CONFIRMED', '0.005']]);
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '12.00'], ['MERCHANT', 'EUR', '1188.00']]);
+    });
+
+    it('back after another deposit covered the payment, its excess once too small to send: the whole deposit is now the excess, and sent back', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 8', overpaymentPolicy: 'EXCESS_REFUND' });
+      const p = await mBtc('0.01', shop);
+      const report = reportFor(p.walletAddress!, '0.01001');
+      const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
+      const refundOf = async () =>
+        (await rows<{ id: string; status: string; amount: string }>(m.db.sql`select id, status, amount::text from refunds where deposit_id = ${depositId}`))
+          .map((x) => [x.status, new Dec(x.amount).toFixed()]);
+      // 0.00001 over: not above the 0.00002 fee
+      expect(await refundOf()).toEqual([['NON_REFUNDABLE', '0.00001']]);
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      await ingestDeposit(m.deps, reportFor(p.walletAddress!));
+      expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
+      const [d] = await rows<{ credited: boolean }>(m.db.sql`select credited from deposits where id = ${depositId}`);
+      expect(d!.credited).toBe(false);
+      expect(await refundOf()).toEqual([['PENDING', '0.01001']]);
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '6.00'], ['MERCHANT', 'EUR', '594.00']]);
+    });
+
+    it('back after its payment expired: a follow-up like any other (refunded when the business refunds follow-ups), the payment stays EXPIRED', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 9', refundFollowUpDeposits: true });
+      const p = await mBtc('0.01', shop);
+      const report = reportFor(p.walletAddress!);
+      const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      m.clock.advance(31 * 60_000);
+      expect(await expirePayment(m.deps, p.paymentId)).toBe('EXPIRED');
+      expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
+      const r = await mRead(p.paymentId, shop);
+      expect(r.status).toBe('EXPIRED');
+      expect(depositOf(r, report.txHash).refund).toMatchObject({ type: 'FULL', reason: 'FOLLOW_UP_DEPOSIT', status: 'PENDING', amount: '0.01' });
+      const [d] = await rows<{ credited: boolean; follow_up: boolean }>(m.db.sql`select credited, follow_up from deposits where id = ${depositId}`);
+      expect(d).toEqual({ credited: false, follow_up: true });
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '0.00'], ['MERCHANT', 'EUR', '0.00']]);
+    });
+
+    it('approved by an operator, credited, reversed, then back: not held for review a second time', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 10' });
+      const p = await mBtc('0.01', shop);
+      const report = { ...reportFor(p.walletAddress!), dictatedRiskScore: '6' };
+      const { depositId } = (await ingestDeposit(m.deps, { ...report, state: 'SEEN', confirmations: 1 })) as { depositId: string };
+      expect(await caller(m, admin).deposits.decide({ depositId, decision: 'APPROVE' })).toEqual({ status: 'UNCONFIRMED' });
+      await ingestDeposit(m.deps, report);
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
+      expect((await mRead(p.paymentId, shop)).status).toBe('DEPOSITED');
+      expect((await depositPath(depositId)).map(([status]) => status)).toEqual(['COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'FAILED', 'CONFIRMED']);
+    });
+
     const withdraw = (shop: TestBusiness, amount: string) =>
       m.signed('POST', '/v1/withdrawals', {
         clientWithdrawalId: `reorg-${randomUUID()}`, businessId: shop.businessId, withdrawCurrency: 'BTC', network: 'BTC',

@@ -464,11 +464,13 @@ export class EvmScanner {
         on conflict (network, tx_hash, output_index) do update
           set block_number = excluded.block_number, block_hash = excluded.block_hash, orphaned_at = null,
               state = case when evm_deposits.state = 'DROPPED' then 'SEEN' else evm_deposits.state end,
+              -- back after it was dropped (its credit then reversed): not a credit off the chain any more
+              reorged_after_credit = evm_deposits.reorged_after_credit and evm_deposits.state <> 'DROPPED',
               updated_at = now()
-        returning tx_hash, output_index
+        returning tx_hash, output_index, drops
       )
-      insert into evm_deposit_events (network, tx_hash, output_index, state, confirmations)
-      select ${this.network}, i.tx_hash, i.output_index, 'SEEN', i.confirmations
+      insert into evm_deposit_events (network, tx_hash, output_index, state, confirmations, round)
+      select ${this.network}, i.tx_hash, i.output_index, 'SEEN', i.confirmations, s.drops
         from input i join stored s using (tx_hash, output_index) left join previous p using (tx_hash, output_index)
        where p.state is null or p.state = 'DROPPED'
        order by i.ord`;
@@ -492,7 +494,7 @@ export class EvmScanner {
       // Off the best chain for the grace, but still known to the node (back in its mempool after
       // the reorganisation, or in a block the scan has not reached): not dropped while it may be
       // mined. Dropping it only to see it mined again would reverse a credit and then grant it again.
-      if (next === 'DROPPED' && (await this.nodeKnows(d.tx_hash))) continue;
+      if (next === 'DROPPED' && (await this.mayStillBeMined(d.tx_hash, height))) continue;
       const confirmations = facts.blockNumber === null ? 0 : confirmationsAt(height, facts.blockNumber);
       changes.push({ txHash: d.tx_hash, outputIndex: d.output_index, from: d.state, to: next, confirmations });
     }
@@ -521,14 +523,27 @@ export class EvmScanner {
   }
 
   /**
-   * Whether the transaction may still be mined or is: pending in the node's mempool, or in a block
-   * of its best chain (a node may still answer for one in a block it reorganised away).
+   * Whether a transfer off the best chain past its grace may still come back: its transaction is
+   * pending in the node's mempool, or mined in a best-chain block above the scanned height (the
+   * next scan attaches it). Mined at or below it, the scan did not find this transfer there (a
+   * token transfer re-mined lands at another log index, i.e. another transfer; a reverted one is
+   * none): it is gone. A node that cannot answer leaves it for the next pass, never stalling the
+   * other changes or the delivery.
    */
-  private async nodeKnows(txHash: Hex): Promise<boolean> {
-    const tx = await this.client.request({ method: 'eth_getTransactionByHash', params: [txHash] });
-    if (tx === null) return false;
-    if (tx.blockHash === null || tx.blockNumber === null) return true;
-    return (await this.blockOrNull(BigInt(tx.blockNumber)))?.hash === tx.blockHash;
+  private async mayStillBeMined(txHash: Hex, height: bigint): Promise<boolean> {
+    try {
+      const tx = await this.client.request({ method: 'eth_getTransactionByHash', params: [txHash] });
+      if (tx === null) return false;
+      if (tx.blockHash === null || tx.blockNumber === null) return true;
+      const at = BigInt(tx.blockNumber);
+      return at > height && (await this.blockOrNull(at))?.hash === tx.blockHash;
+    } catch {
+      return true;
+    }
+  }
+
+  private async markDelivered(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.sql`update evm_deposit_events set delivered_at = now() where id = any(${ids}::bigint[])`;
   }
 
   /**
@@ -571,11 +586,15 @@ export class EvmScanner {
             confirmations: e.confirmations,
           });
           done.push(e.id);
+          delivered++;
+          // A DROPPED report is marked before any later one is sent: delivered again after a crash
+          // behind the SEEN or CONFIRMED of the transfer mined again, it would take a credit back
+          // that is there. Alone, or at the end of its batch, it is a plain replay.
+          if (e.state === 'DROPPED') await this.markDelivered(done.splice(0));
         }
       } finally {
-        if (done.length > 0) await this.sql`update evm_deposit_events set delivered_at = now() where id = any(${done}::bigint[])`;
+        await this.markDelivered(done);
       }
-      delivered += done.length;
     }
   }
 }

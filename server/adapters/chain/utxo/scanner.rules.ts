@@ -24,8 +24,9 @@ export type OutputFacts = {
 
 /**
  * The next state of a watched SEEN output. A transaction that is neither mined on the best chain
- * nor in the mempool was double-spent or evicted, so it is DROPPED and never credited. DROPPED is
- * final; CONFIRMED moves on only by `creditedNextState`.
+ * nor in the mempool was double-spent or evicted, so it is DROPPED and never credited. DROPPED
+ * moves on only when the transaction is seen again (store.upsertOutputs: SEEN anew); CONFIRMED
+ * only by `creditedNextState`.
  */
 export function nextState(facts: OutputFacts, tip: number, required: number): ChainState {
   if (facts.state !== 'SEEN') return facts.state;

@@ -103,7 +103,13 @@ export async function upsertOutputs(sql: SqlLike, network: string, outputs: NewO
               ${o.fromAddress}, ${o.fee === null ? null : o.fee.toString()}, ${block?.hash ?? null}, ${block?.height ?? null})
       on conflict (network, txid, vout) do update set
         block_hash = coalesce(excluded.block_hash, utxo_outputs.block_hash),
-        block_height = coalesce(excluded.block_height, utxo_outputs.block_height)`;
+        block_height = coalesce(excluded.block_height, utxo_outputs.block_height),
+        -- A DROPPED output seen again (mined or back in the mempool after all: its conflict was
+        -- itself reorganised away, or an evicted transaction was sent again) is SEEN anew and
+        -- reported so; a credit reversed when it was dropped is then granted again by Kassa.
+        state = case when utxo_outputs.state = 'DROPPED' then 'SEEN' else utxo_outputs.state end,
+        gone_since_tip = case when utxo_outputs.state = 'DROPPED' then null else utxo_outputs.gone_since_tip end,
+        reorged_after_credit = utxo_outputs.reorged_after_credit and utxo_outputs.state <> 'DROPPED'`;
     await sql`update utxo_addresses set used = true where network = ${network} and branch = ${o.branch} and idx = ${o.idx} and not used`;
   }
 }
