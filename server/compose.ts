@@ -31,7 +31,7 @@ import { createLogger, type Log } from './platform/logger.js';
 import { eq } from 'drizzle-orm';
 import { businesses, installation } from '../db/schema.js';
 import { ConfigError } from './platform/config.js';
-import { SHARED_ADDRESS_SEQUENCE, sandboxNetworkAccess, type NetworkAccess } from './modules/networks/index.js';
+import { SHARED_ADDRESS_SEQUENCE, recordReplacedPayout, sandboxNetworkAccess, type NetworkAccess } from './modules/networks/index.js';
 import { ingestDeposit, queueSweep } from './modules/deposits/index.js';
 import type { DepositReport } from './modules/networks/ports.js';
 import { readLiveChainConfig, LiveChainConfigError } from './adapters/chain/live/live-config.js';
@@ -280,12 +280,7 @@ export async function buildLiveDeps(
   let deps: Deps | null = null;
   const sink = async (report: DepositReport) => {
     if (!deps) throw new Error('deposit reported before Kassa finished starting'); // the engine redelivers it
-    const result = await ingestDeposit(deps, report);
-    if (report.state === 'DROPPED' && result.outcome === 'REPLAY' && result.status === 'CONFIRMED') {
-      // Reorganised away after it was credited (deeper than KASSA_<NET>_CONFIRMATIONS): the credit stands until an operator acts.
-      log.error({ network: report.network, txHash: report.txHash, outputIndex: report.outputIndex, depositId: result.depositId },
-        'a credited deposit left the best chain: operator review needed');
-    }
+    await ingestDeposit(deps, report);
     if (deps.chains[report.network]?.sweep) await queueSweep(deps, report);
   };
   let live: LiveChains;
@@ -296,6 +291,10 @@ export async function buildLiveDeps(
       role,
       startAttempts: options.startAttempts,
       onError: (network, error) => log.warn({ err: error, network }, `${network}: chain work failed; retrying`),
+      onReplaced: async (network, { id, txHash }) => {
+        const outcome = await recordReplacedPayout(database.db, id, txHash, (options.now ?? (() => new Date()))());
+        log.info({ network, id, txHash, outcome }, `${network}: transaction ${id} replaced on chain (fee bump)`);
+      },
     });
   } catch (error) {
     if (error instanceof LiveChainConfigError) throw new ConfigError(`Invalid configuration:\n  ${error.message}`);

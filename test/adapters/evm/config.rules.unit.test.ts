@@ -16,10 +16,18 @@ describe('EVM environment', () => {
     expect(readNetworkConfig({}, 'ETH')).toBeUndefined();
     expect(() => readNetworkConfig({ KASSA_ETH_RPC_URL: 'http://x' }, 'ETH')).toThrow(/KASSA_ETH_XPUB/);
     const eth = readNetworkConfig({ KASSA_ETH_RPC_URL: 'http://x', KASSA_ETH_XPUB: 'xpubX' }, 'ETH');
-    expect(eth).toEqual({ network: 'ETH', rpcUrl: 'http://x', xpub: 'xpubX', confirmations: 12, tokens: undefined });
+    expect(eth).toEqual({ network: 'ETH', rpcUrl: 'http://x', xpub: 'xpubX', confirmations: 12, tokens: undefined, feeBumpAfterS: 600 });
     expect(readNetworkConfig({ KASSA_BSC_RPC_URL: 'http://x', KASSA_BSC_XPUB: 'x' }, 'BSC')?.confirmations).toBe(15);
     expect(readNetworkConfig({ KASSA_BSC_RPC_URL: 'http://x', KASSA_BSC_XPUB: 'x', KASSA_BSC_CONFIRMATIONS: '3' }, 'BSC')?.confirmations).toBe(3);
     expect(() => readNetworkConfig({ KASSA_ETH_RPC_URL: 'http://x', KASSA_ETH_XPUB: 'x', KASSA_ETH_CONFIRMATIONS: '0' }, 'ETH')).toThrow(/≥ 1/);
+  });
+
+  test('a stuck transaction is replaced after KASSA_<NET>_FEE_BUMP_AFTER_S seconds: 600 unless set, 0 allowed, anything else refused by name', () => {
+    const base = { KASSA_ETH_RPC_URL: 'http://x', KASSA_ETH_XPUB: 'x' };
+    expect(readNetworkConfig(base, 'ETH')?.feeBumpAfterS).toBe(600);
+    expect(readNetworkConfig({ ...base, KASSA_ETH_FEE_BUMP_AFTER_S: '90' }, 'ETH')?.feeBumpAfterS).toBe(90);
+    expect(readNetworkConfig({ ...base, KASSA_ETH_FEE_BUMP_AFTER_S: '0' }, 'ETH')?.feeBumpAfterS).toBe(0);
+    expect(() => readNetworkConfig({ ...base, KASSA_ETH_FEE_BUMP_AFTER_S: '10m' }, 'ETH')).toThrow(/KASSA_ETH_FEE_BUMP_AFTER_S must be a whole number of seconds/);
   });
 
   test('credentials in the URL become a Basic header and leave the URL', () => {

@@ -186,6 +186,38 @@ describe('EVM signer on anvil', () => {
     expect(await ethOf(to)).toBe(parseEther('0.3'));
   });
 
+  test('a payout stuck below the base fee: sent again while it has not waited long, then replaced at the market fees and mined', async () => {
+    const to = fresh();
+    const mine = (changed: { id: string; txHash: Hex }[]) => changed.filter((c) => c.id === 'w-stuck');
+    await anvil.rpc('evm_setAutomine', [false]);
+    let after: Awaited<ReturnType<typeof storedRow>>;
+    try {
+      expect((await signer.payout({ id: 'w-stuck', network: 'ETH', currency: 'ETH', toAddress: to, amount: '0.2' })).status).toBe('SENT');
+      const before = await storedRow('w-stuck');
+      // The base fee jumps to four times what it offers: no block takes it.
+      const offered = parseTransaction(before.raw_tx).maxFeePerGas!;
+      await anvil.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(offered * 4n).toString(16)}`]);
+      await anvil.mine(1);
+      expect(mine(await signer.tendPending(60_000))).toEqual([]);
+      expect((await storedRow('w-stuck')).tx_hash).toBe(before.tx_hash);
+      // A minute later it has waited long enough: replaced, same nonce, at what the market asks now.
+      const changed = mine(await signer.tendPending(60_000, new Date(Date.now() + 61_000)));
+      after = await storedRow('w-stuck');
+      expect(changed).toEqual([{ id: 'w-stuck', txHash: after.tx_hash }]);
+      expect(after.tx_hash).not.toBe(before.tx_hash);
+      expect(parseTransaction(after.raw_tx).nonce).toBe(parseTransaction(before.raw_tx).nonce);
+      const { baseFeePerGas } = await anvil.client.getBlock();
+      expect(parseTransaction(after.raw_tx).maxFeePerGas! > baseFeePerGas!).toBe(true);
+      await anvil.mine(1);
+    } finally {
+      await anvil.rpc('evm_setAutomine', [true]);
+    }
+    expect(await settled(signer, 'w-stuck')).toMatchObject({ status: 'MINED', txHash: after.tx_hash, success: true });
+    expect(await ethOf(to)).toBe(parseEther('0.2'));
+    // mined: a later pass neither bumps nor reports it
+    expect(mine(await signer.tendPending(0, new Date(Date.now() + 3_600_000)))).toEqual([]);
+  });
+
   test('native sweep: a deposit address sends everything but the gas to the treasury', async () => {
     const deposit = book.depositAddress(0);
     await anvil.mined(await funder.sendTransaction({ account: funder.account!, chain: null, to: deposit, value: parseEther('0.7') }));

@@ -82,6 +82,8 @@ beforeAll(async () => {
     KASSA_ETH_XPUB: XPUB,
     KASSA_ETH_CONFIRMATIONS: String(CONFIRMATIONS),
     KASSA_ETH_TOKENS: `USDT=${usdt}`,
+    // A payout the market has outbid is replaced at once (the signer's loop runs by hand here).
+    KASSA_ETH_FEE_BUMP_AFTER_S: '0',
   });
   await app.scan('ETH'); // the cursor starts at the current tip
 }, 60_000);
@@ -229,6 +231,49 @@ describe('payouts by the signer', () => {
     const read = await app.signed('GET', `/v1/withdrawals/${id}`);
     expect(read.json()).toMatchObject({ status: 'COMPLETED', transactionId: body.transactionId, actualWithdrawAmount: '0.25' });
     expect(tx.value).toBe(parseEther('0.25'));
+  });
+});
+
+describe('a payout the market outbids', () => {
+  test('is replaced at the market fees by the signer, mined, and the withdrawal then shows the hash on chain (with an event keeping the old one)', async () => {
+    await anvil.setBalance(book.treasuryAddress(), parseEther('5'));
+    await postEntries(app.db.db, [{ businessId: app.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '10000', kind: 'TEST' }], app.clock.now());
+    await anvil.rpc('evm_setAutomine', [false]);
+    let id: string;
+    let first: Hex;
+    try {
+      const created = await app.signed('POST', '/v1/withdrawals', {
+        clientWithdrawalId: 'w-live-bump', businessId: app.business.businessId, withdrawCurrency: 'ETH', network: 'ETH',
+        address: '0x00000000000000000000000000000000000b0b00', amount: '0.1',
+      });
+      expect(created.statusCode, created.body).toBe(200);
+      id = created.json().withdrawalId as string;
+      const sent = await eventually(async () => {
+        const r = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
+        return r.status === 'COMPLETED' ? (r.transactionId as Hex) : null;
+      }, 20_000, 'the withdrawal sent');
+      first = sent;
+      // Fees jump to four times what it offers before any block takes it.
+      const offered = (await anvil.client.getTransaction({ hash: first })).maxFeePerGas!;
+      await anvil.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(offered * 4n).toString(16)}`]);
+      await anvil.mine(1);
+      await app.deps.background.find((b) => b.name === 'rebroadcast')!.runOnce();
+      await anvil.mine(1);
+    } finally {
+      await anvil.rpc('evm_setAutomine', [true]);
+    }
+    const read = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
+    expect(read.status).toBe('COMPLETED');
+    expect(read.transactionId).not.toBe(first);
+    const receipt = await anvil.mined(read.transactionId as Hex);
+    expect(receipt.status).toBe('success');
+    // the same nonce: the one first sent can never be mined too
+    const [stored] = await app.db.sql<{ nonce: string }[]>`select nonce::text from evm_transactions where id = ${`withdrawal:${id}`}`;
+    expect((await anvil.client.getTransaction({ hash: read.transactionId as Hex })).nonce).toBe(Number(stored!.nonce));
+    await expect(anvil.client.getTransactionReceipt({ hash: first })).rejects.toThrow();
+    const [event] = await app.db.sql<{ from_status: string; to_status: string; data: { previousTransactionId: string; transactionId: string } }[]>`
+      select from_status, to_status, data from events where entity_type = 'withdrawal' and entity_id = ${id} and from_status = to_status`;
+    expect(event).toMatchObject({ from_status: 'COMPLETED', to_status: 'COMPLETED', data: { previousTransactionId: first, transactionId: read.transactionId } });
   });
 });
 

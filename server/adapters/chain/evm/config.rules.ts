@@ -15,7 +15,12 @@ export type EvmNetworkConfig = {
   confirmations: number;
   /** Replaces the catalog's contracts when set (only these are watched; set and empty: none). */
   tokens: TokenContract[] | undefined;
+  /** `KASSA_<NET>_FEE_BUMP_AFTER_S`: a transaction unmined this long while the market asks more is replaced at higher fees. */
+  feeBumpAfterS: number;
 };
+
+/** Ten minutes: past a few blocks of a fee spike on either chain, before a payout looks lost. */
+export const DEFAULT_FEE_BUMP_AFTER_S = 600;
 
 /** `USDT=0x…,USDC=0x…` → contracts, EIP-55; throws on a malformed entry. */
 export function parseTokens(value: string, variable = 'TOKENS'): TokenContract[] {
@@ -40,6 +45,12 @@ export function parseConfirmations(value: string | undefined, network: EvmNetwor
   return Number(value);
 }
 
+export function parseFeeBumpAfter(value: string | undefined, network: EvmNetwork): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_FEE_BUMP_AFTER_S;
+  if (!/^\d+$/.test(value.trim())) throw new Error(`KASSA_${network}_FEE_BUMP_AFTER_S must be a whole number of seconds, got "${value}"`);
+  return Number(value);
+}
+
 /** The network's settings, or undefined when its node is not configured (the network is then off). */
 export function readNetworkConfig(env: Record<string, string | undefined>, network: EvmNetwork): EvmNetworkConfig | undefined {
   const rpcUrl = env[`KASSA_${network}_RPC_URL`]?.trim();
@@ -54,6 +65,7 @@ export function readNetworkConfig(env: Record<string, string | undefined>, netwo
     confirmations: parseConfirmations(env[`KASSA_${network}_CONFIRMATIONS`], network),
     // Set but empty: no tokens at all (only the native coin), e.g. a test chain without contracts.
     tokens: tokens === undefined ? undefined : parseTokens(tokens, `KASSA_${network}_TOKENS`),
+    feeBumpAfterS: parseFeeBumpAfter(env[`KASSA_${network}_FEE_BUMP_AFTER_S`], network),
   };
 }
 

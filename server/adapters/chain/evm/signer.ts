@@ -184,8 +184,9 @@ export class EvmSigner {
       await this.client.sendRawTransaction({ serializedTransaction: row.raw_tx });
     } catch (error) {
       // Already in the pool, or already mined (its nonce is used): not a failure of this broadcast.
+      // Nor is a fee below what blocks take now (`tendPending` replaces it once it has waited).
       const message = error instanceof Error ? `${error.message} ${(error as { details?: string }).details ?? ''}` : String(error);
-      if (!/already known|known transaction|nonce too low|already imported/i.test(message)) throw error;
+      if (!/already known|known transaction|nonce too low|already imported|less than block base fee|underpriced/i.test(message)) throw error;
     }
     await this.sql`update evm_transactions set status = 'SENT', updated_at = now() where id = ${id} and status = 'SIGNED'`;
     return this.stored((await this.row(id))!);
@@ -197,6 +198,50 @@ export class EvmSigner {
       select id from evm_transactions where network = ${this.network} and status in ('SIGNED', 'SENT') order by nonce`;
     for (const { id } of open) await this.broadcast(id);
     return open.length;
+  }
+
+  /**
+   * The signer's pass over its unmined transactions (every minute): each is looked up first (a
+   * replacement may be the one mined); one still unmined after `bumpAfterMs` since its last
+   * signing, while the market asks more than it offers, is replaced at the market's fees (at
+   * least +12.5 %, same nonce: `bumpFee`); the others are sent again, same bytes. A fee bump never
+   * offers more than the market asks (or the 10 % nodes require of a replacement).
+   * Returns the transactions whose hash changed: replaced now, or found mined as an earlier version.
+   */
+  async tendPending(bumpAfterMs: number, now: Date = new Date()): Promise<{ id: string; txHash: Hex }[]> {
+    const open = await this.sql<{ id: string; status: TxRow['status']; tx_hash: Hex; max_fee_per_gas: string; max_priority_fee_per_gas: string; signed_at: Date | string | null }[]>`
+      select t.id, t.status, t.tx_hash, t.max_fee_per_gas::text, t.max_priority_fee_per_gas::text,
+             (select max(a.created_at) from evm_transaction_attempts a where a.transaction_id = t.id) as signed_at
+        from evm_transactions t
+       where t.network = ${this.network} and t.status in ('SIGNED', 'SENT') order by t.nonce`;
+    const changed: { id: string; txHash: Hex }[] = [];
+    const failures: unknown[] = [];
+    let market: Fees | undefined;
+    // One transaction failing (a node refusing a replacement the treasury cannot fund) leaves the
+    // others tended; the failures are thrown together at the end, for the log.
+    for (const row of open) {
+      try {
+        const state = await this.refresh(row.id);
+        if (state.status === 'MINED') {
+          if (state.txHash !== row.tx_hash) changed.push({ id: row.id, txHash: state.txHash });
+          continue;
+        }
+        const waited = row.signed_at !== null && now.getTime() - new Date(row.signed_at).getTime() >= bumpAfterMs;
+        if (row.status === 'SENT' && waited) {
+          market ??= await this.client.estimateFeesPerGas();
+          if (market.maxFeePerGas > BigInt(row.max_fee_per_gas) || market.maxPriorityFeePerGas > BigInt(row.max_priority_fee_per_gas)) {
+            const bumped = await this.bumpFee(row.id);
+            if (bumped.status !== 'HELD') changed.push({ id: row.id, txHash: bumped.txHash });
+            continue;
+          }
+        }
+        await this.broadcast(row.id);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) throw new AggregateError(failures, `${this.network}: ${failures.length} unmined transaction(s) could not be tended`);
+    return changed;
   }
 
   /** Mined yet? Looks at every signed version (a replacement may be the one mined) and records the one found. */

@@ -121,7 +121,7 @@ export async function openEvmChain(
       }
     },
     async rebroadcast() {
-      if (signer) await signer.rebroadcastPending();
+      return signer ? signer.tendPending(config.feeBumpAfterS * 1000) : [];
     },
     async close() {},
   };

@@ -33,10 +33,17 @@ export type LiveChain = {
   scan(): Promise<void>;
   /** Cursor, node tip and lag for /ready and /metrics; `ok: false` when the node does not answer. */
   health(): Promise<ChainHealth>;
-  /** Signer role: send every stored, unmined transaction again, same bytes. */
-  rebroadcast(): Promise<void>;
+  /**
+   * Signer role: send every stored, unmined transaction again, same bytes; on EVM, replace one
+   * stuck at fees below the market (`KASSA_<NET>_FEE_BUMP_AFTER_S`). Returns the payouts whose
+   * transaction hash changed.
+   */
+  rebroadcast(): Promise<ReplacedTransaction[]>;
   close(): Promise<void>;
 };
+
+/** A payout whose transaction is now another one (`id`: the broadcast id, e.g. `withdrawal:<uuid>`). */
+export type ReplacedTransaction = { id: string; txHash: string };
 
 /** Where live scanners deliver: Kassa's deposit ingestion (and what follows a credit). */
 export type LiveSink = (report: DepositReport) => Promise<unknown>;

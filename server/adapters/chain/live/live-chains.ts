@@ -13,7 +13,7 @@ import type { ChainPorts } from '../../../modules/networks/ports.js';
 import { signerAccountKey } from '../evm/index.js';
 import { UtxoSigner } from '../utxo/index.js';
 import { openEvmChain } from './evm-chain.js';
-import type { ChainHealth, LiveChain, LiveSink } from './live-chain.js';
+import type { ChainHealth, LiveChain, LiveSink, ReplacedTransaction } from './live-chain.js';
 import { LiveChainConfigError, type LiveChainConfig } from './live-config.js';
 import { openUtxoChain } from './utxo-chain.js';
 
@@ -89,6 +89,8 @@ export async function openLiveChains(
     sink: LiveSink;
     role: ProcessRole;
     onError: (network: Network, error: unknown) => void;
+    /** A payout's transaction replaced on chain (a fee bump): its record should show the new hash. */
+    onReplaced?: (network: Network, replaced: ReplacedTransaction) => Promise<void>;
     /** Start-up attempts per node (default 5, 2 s apart). */
     startAttempts?: number;
   },
@@ -160,7 +162,21 @@ export async function openLiveChains(
   }
   if (signs) {
     background.push(
-      loop('rebroadcast', 60_000, () => Promise.all(opened.map((c) => c.rebroadcast().catch((e) => options.onError(c.network, e)))), () => {}),
+      loop(
+        'rebroadcast',
+        60_000,
+        () =>
+          Promise.all(
+            opened.map(async (c) => {
+              try {
+                for (const replaced of await c.rebroadcast()) await options.onReplaced?.(c.network, replaced);
+              } catch (e) {
+                options.onError(c.network, e);
+              }
+            }),
+          ),
+        () => {},
+      ),
     );
   }
   return {

@@ -62,6 +62,7 @@ export async function openUtxoChain(
     health: () => engine.health(),
     async rebroadcast() {
       await engine.rebroadcastPending();
+      return []; // no fee bumps here yet: RBF is signalled, but nothing replaces
     },
     async close() {},
   };

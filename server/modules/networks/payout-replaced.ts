@@ -1,0 +1,45 @@
+/**
+ * A payout's transaction replaced on chain: the signer re-signed it at a higher fee (same nonce)
+ * or found an earlier version of it mined (evm/signer.ts `tendPending`). The withdrawal or refund
+ * that sent it then shows the hash that is, or will be, on chain (CONTRACT §10: `transactionId`
+ * is the real hash). Not a status change: an event row with the same status keeps the old hash.
+ */
+import { eq } from 'drizzle-orm';
+import type { Database } from '../../../db/client.js';
+import { events, refunds, withdrawals } from '../../../db/schema.js';
+import { UUID_RE } from '../../platform/validate.js';
+
+/** The broadcast ids Kassa's payout jobs use (withdrawal-broadcast.job.ts, refund-broadcast.job.ts) and the rows behind them. */
+const HOLDERS = [
+  { prefix: 'withdrawal:', table: withdrawals, entityType: 'withdrawal' },
+  { prefix: 'refund:', table: refunds, entityType: 'refund' },
+] as const;
+
+export type ReplacedOutcome = 'RECORDED' | 'UNCHANGED' | 'NOT_A_PAYOUT';
+
+export async function recordReplacedPayout(db: Database['db'], broadcastId: string, txHash: string, at: Date): Promise<ReplacedOutcome> {
+  const holder = HOLDERS.find((h) => broadcastId.startsWith(h.prefix));
+  const id = holder ? broadcastId.slice(holder.prefix.length) : '';
+  // Sweeps and gas top-ups are Kassa's own transfers: no record shows their hash.
+  if (!holder || !UUID_RE.test(id)) return 'NOT_A_PAYOUT';
+  const { table, entityType } = holder;
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .select({ status: table.status, transactionId: table.transactionId })
+      .from(table)
+      .where(eq(table.id, id))
+      .for('update');
+    if (!row || row.transactionId === null || row.transactionId === txHash) return 'UNCHANGED';
+    await tx.update(table).set({ transactionId: txHash }).where(eq(table.id, id));
+    await tx.insert(events).values({
+      entityType,
+      entityId: id,
+      fromStatus: row.status,
+      toStatus: row.status,
+      reason: 'its transaction was replaced at a higher fee, or an earlier version of it was mined: transactionId is the hash on chain',
+      data: { previousTransactionId: row.transactionId, transactionId: txHash },
+      at,
+    });
+    return 'RECORDED';
+  });
+}
