@@ -31,8 +31,8 @@ import { createLogger, type Log } from './platform/logger.js';
 import { eq } from 'drizzle-orm';
 import { businesses, installation } from '../db/schema.js';
 import { ConfigError } from './platform/config.js';
-import { SHARED_ADDRESS_SEQUENCE, recordReplacedPayout, sandboxNetworkAccess, type NetworkAccess } from './modules/networks/index.js';
-import { ingestDeposit, queueSweep } from './modules/deposits/index.js';
+import { SHARED_ADDRESS_SEQUENCE, sandboxNetworkAccess, type NetworkAccess } from './modules/networks/index.js';
+import { ingestDeposit, queueSweep, recordReplacedPayout } from './modules/deposits/index.js';
 import type { DepositReport } from './modules/networks/ports.js';
 import { readLiveChainConfig, LiveChainConfigError } from './adapters/chain/live/live-config.js';
 import { openLiveChains, type LiveChains, type ProcessRole } from './adapters/chain/live/live-chains.js';
@@ -293,7 +293,7 @@ export async function buildLiveDeps(
       onError: (network, error) => log.warn({ err: error, network }, `${network}: chain work failed; retrying`),
       onReplaced: async (network, { id, txHash }) => {
         const outcome = await recordReplacedPayout(database.db, id, txHash, (options.now ?? (() => new Date()))());
-        log.info({ network, id, txHash, outcome }, `${network}: transaction ${id} replaced on chain (fee bump)`);
+        if (outcome === 'RECORDED') log.info({ network, id, txHash }, `${network}: ${id} now shows ${txHash} (its transaction was replaced at a higher fee)`);
       },
     });
   } catch (error) {

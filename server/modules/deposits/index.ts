@@ -5,5 +5,6 @@ export * from './deposit-valuation.rules.js';
 export * from './deposit.service.js';
 export * from './deposit-sweep.js';
 export * from './ports.js';
+export * from './payout-replaced.js';
 export * from './refund.service.js';
 export * from './simulate-deposit.schema.js';

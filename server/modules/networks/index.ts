@@ -12,5 +12,4 @@ export * from './payment-uri.rules.js';
 export * from './tx-hash.rules.js';
 export * from './deposit-address.js';
 export * from './network-access.js';
-export * from './payout-replaced.js';
 export type { ChainState, DepositReport, DepositSink, Broadcast, BroadcastResult } from './ports.js';

@@ -188,7 +188,7 @@ describe('EVM signer on anvil', () => {
 
   test('a payout stuck below the base fee: sent again while it has not waited long, then replaced at the market fees and mined', async () => {
     const to = fresh();
-    const mine = (changed: { id: string; txHash: Hex }[]) => changed.filter((c) => c.id === 'w-stuck');
+    const replaced = async () => (await signer.replacedPayouts()).filter((c) => c.id === 'w-stuck');
     await anvil.rpc('evm_setAutomine', [false]);
     let after: Awaited<ReturnType<typeof storedRow>>;
     try {
@@ -198,13 +198,14 @@ describe('EVM signer on anvil', () => {
       const offered = parseTransaction(before.raw_tx).maxFeePerGas!;
       await anvil.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(offered * 4n).toString(16)}`]);
       await anvil.mine(1);
-      expect(mine(await signer.tendPending(60_000))).toEqual([]);
+      await signer.tendPending(60_000);
       expect((await storedRow('w-stuck')).tx_hash).toBe(before.tx_hash);
+      expect(await replaced()).toEqual([]);
       // A minute later it has waited long enough: replaced, same nonce, at what the market asks now.
-      const changed = mine(await signer.tendPending(60_000, new Date(Date.now() + 61_000)));
+      await signer.tendPending(60_000, new Date(Date.now() + 61_000));
       after = await storedRow('w-stuck');
-      expect(changed).toEqual([{ id: 'w-stuck', txHash: after.tx_hash }]);
       expect(after.tx_hash).not.toBe(before.tx_hash);
+      expect(await replaced()).toEqual([{ id: 'w-stuck', txHash: after.tx_hash }]);
       expect(parseTransaction(after.raw_tx).nonce).toBe(parseTransaction(before.raw_tx).nonce);
       const { baseFeePerGas } = await anvil.client.getBlock();
       expect(parseTransaction(after.raw_tx).maxFeePerGas! > baseFeePerGas!).toBe(true);
@@ -214,8 +215,35 @@ describe('EVM signer on anvil', () => {
     }
     expect(await settled(signer, 'w-stuck')).toMatchObject({ status: 'MINED', txHash: after.tx_hash, success: true });
     expect(await ethOf(to)).toBe(parseEther('0.2'));
-    // mined: a later pass neither bumps nor reports it
-    expect(mine(await signer.tendPending(0, new Date(Date.now() + 3_600_000)))).toEqual([]);
+    // mined: a later pass signs nothing more, and the hash it stands for is the one mined
+    await signer.tendPending(0, new Date(Date.now() + 3_600_000));
+    const [attempts] = await database.sql<{ n: number }[]>`select count(*)::int as n from evm_transaction_attempts where transaction_id = 'w-stuck'`;
+    expect(attempts!.n).toBe(2);
+    expect(await replaced()).toEqual([{ id: 'w-stuck', txHash: after.tx_hash }]);
+  });
+
+  test('a bump the treasury cannot fund is HELD and signs nothing; one whose nonce is already used only refreshes', async () => {
+    const to = fresh();
+    await anvil.rpc('evm_setAutomine', [false]);
+    try {
+      expect((await signer.payout({ id: 'w-poor', network: 'ETH', currency: 'ETH', toAddress: to, amount: '0.4' })).status).toBe('SENT');
+      const before = await storedRow('w-poor');
+      const balance = await ethOf(signer.treasury);
+      await anvil.setBalance(signer.treasury, parseEther('0.4')); // the value, and nothing for dearer gas
+      const held = await signer.bumpFee('w-poor');
+      expect(held).toMatchObject({ status: 'HELD', reason: 'INSUFFICIENT_FUNDS', currency: 'ETH' });
+      expect((await storedRow('w-poor')).tx_hash).toBe(before.tx_hash);
+      const [attempts] = await database.sql<{ n: number }[]>`select count(*)::int as n from evm_transaction_attempts where transaction_id = 'w-poor'`;
+      expect(attempts!.n).toBe(1);
+      await anvil.setBalance(signer.treasury, balance);
+      await anvil.mine(1);
+      // mined as it was: a bump now finds its nonce used and only records it mined
+      expect(await signer.bumpFee('w-poor')).toMatchObject({ status: 'MINED', txHash: before.tx_hash });
+      const [after] = await database.sql<{ n: number }[]>`select count(*)::int as n from evm_transaction_attempts where transaction_id = 'w-poor'`;
+      expect(after!.n).toBe(1);
+    } finally {
+      await anvil.rpc('evm_setAutomine', [true]);
+    }
   });
 
   test('native sweep: a deposit address sends everything but the gas to the treasury', async () => {

@@ -184,9 +184,7 @@ export class EvmSigner {
       await this.client.sendRawTransaction({ serializedTransaction: row.raw_tx });
     } catch (error) {
       // Already in the pool, or already mined (its nonce is used): not a failure of this broadcast.
-      // Nor is a fee below what blocks take now (`tendPending` replaces it once it has waited).
-      const message = error instanceof Error ? `${error.message} ${(error as { details?: string }).details ?? ''}` : String(error);
-      if (!/already known|known transaction|nonce too low|already imported|less than block base fee|underpriced/i.test(message)) throw error;
+      if (!/already known|known transaction|nonce too low|already imported/i.test(nodeMessage(error))) throw error;
     }
     await this.sql`update evm_transactions set status = 'SENT', updated_at = now() where id = ${id} and status = 'SIGNED'`;
     return this.stored((await this.row(id))!);
@@ -202,46 +200,52 @@ export class EvmSigner {
 
   /**
    * The signer's pass over its unmined transactions (every minute): each is looked up first (a
-   * replacement may be the one mined); one still unmined after `bumpAfterMs` since its last
-   * signing, while the market asks more than it offers, is replaced at the market's fees (at
-   * least +12.5 %, same nonce: `bumpFee`); the others are sent again, same bytes. A fee bump never
-   * offers more than the market asks (or the 10 % nodes require of a replacement).
-   * Returns the transactions whose hash changed: replaced now, or found mined as an earlier version.
+   * replacement may be the one mined). A payout unmined for `bumpAfterMs` since its last signing,
+   * while the market asks more than it offers, is replaced at the market's fees (`bumpFee`); the
+   * others are sent again, same bytes. Sweeps and gas top-ups are only sent again: a sweep's value
+   * is its balance less the gas, so a dearer replacement could not be funded.
+   * One transaction failing leaves the others tended; the failures are thrown together at the end,
+   * for the log. A fee the node refuses now is no failure here: the bump is on its way.
    */
-  async tendPending(bumpAfterMs: number, now: Date = new Date()): Promise<{ id: string; txHash: Hex }[]> {
-    const open = await this.sql<{ id: string; status: TxRow['status']; tx_hash: Hex; max_fee_per_gas: string; max_priority_fee_per_gas: string; signed_at: Date | string | null }[]>`
-      select t.id, t.status, t.tx_hash, t.max_fee_per_gas::text, t.max_priority_fee_per_gas::text,
+  async tendPending(bumpAfterMs: number, now: Date = new Date()): Promise<void> {
+    const open = await this.sql<{ id: string; kind: 'PAYOUT' | 'SWEEP' | 'GAS_TOPUP'; max_fee_per_gas: string; max_priority_fee_per_gas: string; signed_at: Date | string | null }[]>`
+      select t.id, t.kind, t.max_fee_per_gas::text, t.max_priority_fee_per_gas::text,
              (select max(a.created_at) from evm_transaction_attempts a where a.transaction_id = t.id) as signed_at
         from evm_transactions t
        where t.network = ${this.network} and t.status in ('SIGNED', 'SENT') order by t.nonce`;
-    const changed: { id: string; txHash: Hex }[] = [];
     const failures: unknown[] = [];
     let market: Fees | undefined;
-    // One transaction failing (a node refusing a replacement the treasury cannot fund) leaves the
-    // others tended; the failures are thrown together at the end, for the log.
     for (const row of open) {
       try {
-        const state = await this.refresh(row.id);
-        if (state.status === 'MINED') {
-          if (state.txHash !== row.tx_hash) changed.push({ id: row.id, txHash: state.txHash });
-          continue;
-        }
+        if ((await this.refresh(row.id)).status === 'MINED') continue;
         const waited = row.signed_at !== null && now.getTime() - new Date(row.signed_at).getTime() >= bumpAfterMs;
-        if (row.status === 'SENT' && waited) {
+        if (row.kind === 'PAYOUT' && waited) {
           market ??= await this.client.estimateFeesPerGas();
           if (market.maxFeePerGas > BigInt(row.max_fee_per_gas) || market.maxPriorityFeePerGas > BigInt(row.max_priority_fee_per_gas)) {
-            const bumped = await this.bumpFee(row.id);
-            if (bumped.status !== 'HELD') changed.push({ id: row.id, txHash: bumped.txHash });
+            await this.bumpFee(row.id);
             continue;
           }
         }
         await this.broadcast(row.id);
       } catch (error) {
-        failures.push(error);
+        if (!isFeeRefusal(error)) failures.push(error);
       }
     }
     if (failures.length > 0) throw new AggregateError(failures, `${this.network}: ${failures.length} unmined transaction(s) could not be tended`);
-    return changed;
+  }
+
+  /**
+   * Payouts replaced at least once, with the hash each now stands for (the one mined, or the
+   * latest sent), signed or mined within `withinDays`: what the app's records of them should show.
+   * Read from the stored rows, so a record missed once (a crash, a failed write) is caught up by
+   * the next pass.
+   */
+  async replacedPayouts(withinDays = 7): Promise<{ id: string; txHash: Hex }[]> {
+    return this.sql<{ id: string; txHash: Hex }[]>`
+      select t.id, t.tx_hash as "txHash" from evm_transactions t
+       where t.network = ${this.network} and t.kind = 'PAYOUT' and t.tx_hash is not null
+         and t.updated_at > now() - make_interval(days => ${withinDays})
+         and (select count(*) from evm_transaction_attempts a where a.transaction_id = t.id) > 1`;
   }
 
   /** Mined yet? Looks at every signed version (a replacement may be the one mined) and records the one found. */
@@ -265,29 +269,48 @@ export class EvmSigner {
   }
 
   /**
-   * Replace a pending transaction with the same one at higher fees (same
-   * nonce, so at most one of them is ever mined); stored before broadcast.
+   * Replace a pending transaction with the same one at higher fees (same nonce, so at most one of
+   * them is ever mined). The replacement is stored before it is sent; the row moves to it only once
+   * the node took it (and only from the version it was read at: a concurrent signer or a `refresh`
+   * that found it mined wins), so a refused replacement leaves the previous bytes in force. Not when
+   * the nonce is already used (the previous version, or another, was mined): then it is refreshed.
+   * HELD, and nothing signed, when the treasury cannot fund the dearer fees.
    */
   async bumpFee(id: string): Promise<PayoutResult> {
     const row = await this.row(id);
     if (!row || (row.status !== 'SENT' && row.status !== 'SIGNED') || !row.raw_tx) throw new Error(`${id} is not a pending transaction`);
     const previous = parseTransaction(row.raw_tx);
-    const current = await this.client.estimateFeesPerGas();
+    const from = this.addressOf(parseKeyPath(row.key_path));
+    const [current, used, nativeBalance] = await Promise.all([
+      this.client.estimateFeesPerGas(),
+      this.client.getTransactionCount({ address: from, blockTag: 'latest' }),
+      this.client.getBalance({ address: from }),
+    ]);
+    if (used > Number(row.nonce)) return this.refresh(id);
     const fees = bumpedFees({ maxFeePerGas: BigInt(row.max_fee_per_gas!), maxPriorityFeePerGas: BigInt(row.max_priority_fee_per_gas!) }, current);
+    const held = checkFunds({ nativeCurrency: this.native, nativeBalance, gasCost: maxGasCost(previous.gas!, fees), value: previous.value ?? 0n });
+    if (held) return held;
     const raw = await this.signRaw(parseKeyPath(row.key_path), {
       to: previous.to!, value: previous.value ?? 0n, data: previous.data, nonce: Number(row.nonce), gas: previous.gas!, fees,
     });
     const hash = keccak256(raw);
-    await this.sql.begin(async (tx) => {
-      await tx`
-        insert into evm_transaction_attempts (tx_hash, transaction_id, raw_tx, max_fee_per_gas, max_priority_fee_per_gas)
-        values (${hash}, ${id}, ${raw}, ${String(fees.maxFeePerGas)}, ${String(fees.maxPriorityFeePerGas)})`;
-      await tx`
-        update evm_transactions set raw_tx = ${raw}, tx_hash = ${hash}, status = 'SIGNED',
-               max_fee_per_gas = ${String(fees.maxFeePerGas)}, max_priority_fee_per_gas = ${String(fees.maxPriorityFeePerGas)}, updated_at = now()
-         where id = ${id}`;
-    });
-    return this.broadcast(id);
+    await this.sql`
+      insert into evm_transaction_attempts (tx_hash, transaction_id, raw_tx, max_fee_per_gas, max_priority_fee_per_gas)
+      values (${hash}, ${id}, ${raw}, ${String(fees.maxFeePerGas)}, ${String(fees.maxPriorityFeePerGas)})
+      on conflict (tx_hash) do nothing`;
+    try {
+      await this.client.sendRawTransaction({ serializedTransaction: raw });
+    } catch (error) {
+      const message = nodeMessage(error);
+      // Its nonce was used meanwhile (the previous version mined): nothing replaced.
+      if (/nonce too low/i.test(message)) return this.refresh(id);
+      if (!/already known|known transaction|already imported/i.test(message)) throw error;
+    }
+    await this.sql`
+      update evm_transactions set raw_tx = ${raw}, tx_hash = ${hash}, status = 'SENT',
+             max_fee_per_gas = ${String(fees.maxFeePerGas)}, max_priority_fee_per_gas = ${String(fees.maxPriorityFeePerGas)}, updated_at = now()
+       where id = ${id} and status in ('SIGNED', 'SENT') and tx_hash = ${row.tx_hash}`;
+    return this.stored((await this.row(id))!);
   }
 
   /** Sweep the native coin of deposit address `index` to the treasury (everything but the gas). */
@@ -498,6 +521,14 @@ export class EvmSigner {
 function formatKeyPath(key: KeyPath): string {
   return `${key.change}/${key.index}`;
 }
+
+/** A node's error as text, with viem's details (where the node's own words are). */
+function nodeMessage(error: unknown): string {
+  return error instanceof Error ? `${error.message} ${(error as { details?: string }).details ?? ''}` : String(error);
+}
+
+/** The node refused the fees (below what blocks take now, or below its pool's floor): a bump is due, not a fault. */
+const isFeeRefusal = (error: unknown) => /less than block base fee|underpriced/i.test(nodeMessage(error));
 
 function parseKeyPath(path: string): KeyPath {
   const [change, index] = path.split('/').map(Number);

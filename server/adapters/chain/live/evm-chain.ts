@@ -121,8 +121,9 @@ export async function openEvmChain(
       }
     },
     async rebroadcast() {
-      return signer ? signer.tendPending(config.feeBumpAfterS * 1000) : [];
+      if (signer) await signer.tendPending(config.feeBumpAfterS * 1000);
     },
+    replacedPayouts: async () => (signer ? signer.replacedPayouts() : []),
     async close() {},
   };
 }

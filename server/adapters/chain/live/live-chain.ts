@@ -34,11 +34,12 @@ export type LiveChain = {
   /** Cursor, node tip and lag for /ready and /metrics; `ok: false` when the node does not answer. */
   health(): Promise<ChainHealth>;
   /**
-   * Signer role: send every stored, unmined transaction again, same bytes; on EVM, replace one
-   * stuck at fees below the market (`KASSA_<NET>_FEE_BUMP_AFTER_S`). Returns the payouts whose
-   * transaction hash changed.
+   * Signer role: send every stored, unmined transaction again, same bytes; on EVM, replace a
+   * payout stuck at fees below the market (`KASSA_<NET>_FEE_BUMP_AFTER_S`).
    */
-  rebroadcast(): Promise<ReplacedTransaction[]>;
+  rebroadcast(): Promise<void>;
+  /** Signer role: payouts replaced on chain (a fee bump), with the hash each stands for now. */
+  replacedPayouts(): Promise<ReplacedTransaction[]>;
   close(): Promise<void>;
 };
 

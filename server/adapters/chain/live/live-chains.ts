@@ -168,11 +168,10 @@ export async function openLiveChains(
         () =>
           Promise.all(
             opened.map(async (c) => {
-              try {
-                for (const replaced of await c.rebroadcast()) await options.onReplaced?.(c.network, replaced);
-              } catch (e) {
-                options.onError(c.network, e);
-              }
+              await c.rebroadcast().catch((e) => options.onError(c.network, e));
+              // From the stored rows, every pass: a record missed once (a crash, a failed write) is caught up.
+              const replaced = await c.replacedPayouts().catch((e) => (options.onError(c.network, e), []));
+              for (const r of replaced) await options.onReplaced?.(c.network, r).catch((e) => options.onError(c.network, e));
             }),
           ),
         () => {},

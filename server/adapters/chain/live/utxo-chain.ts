@@ -62,8 +62,9 @@ export async function openUtxoChain(
     health: () => engine.health(),
     async rebroadcast() {
       await engine.rebroadcastPending();
-      return []; // no fee bumps here yet: RBF is signalled, but nothing replaces
     },
+    // No fee bumps here yet: RBF is signalled, but nothing replaces a payout.
+    replacedPayouts: async () => [],
     async close() {},
   };
 }

@@ -1,13 +1,15 @@
 /**
  * A payout's transaction replaced on chain (a fee bump): the refund or withdrawal that sent it shows
- * the new hash, with an event keeping the old one; anything else is left alone. Real PostgreSQL,
+ * the new hash, with an event keeping the old one (and an open checkout hears of a refund's); anything else is left alone. Real PostgreSQL,
  * the sandbox chain (the fee bump itself runs on anvil: test/adapters/evm/signer, test/adapters/live/evm-live).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordReplacedPayout } from '../../../server/modules/networks/index.js';
+import { recordReplacedPayout } from '../../../server/modules/deposits/index.js';
 import { broadcastRefund } from '../../../server/modules/deposits/refund-broadcast.job.js';
 import { settleSandboxTx } from '../../../server/adapters/chain/sandbox-faucet.js';
+import { CHANNEL } from '../../../server/modules/payments/live-updates.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
+import { eventually } from '../../helpers/worker.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -37,7 +39,12 @@ describe('recordReplacedPayout', () => {
     const before = (await t.signed('GET', `/v1/payments/${paymentId}`)).json().deposits[0].refund.transactionId as string;
     expect(before).toMatch(/^0x[0-9a-f]{64}$/);
 
+    const notified: string[] = [];
+    const listening = await t.db.sql.listen(CHANNEL, (paymentIdNotified) => notified.push(paymentIdNotified));
     expect(await recordReplacedPayout(t.db.db, `refund:${refund!.id}`, NEW_HASH, t.clock.now())).toBe('RECORDED');
+    // an open checkout hears of it
+    await eventually(async () => (notified.includes(paymentId) ? true : null), 5_000, 'the checkout notification');
+    await listening.unlisten();
     expect((await t.signed('GET', `/v1/payments/${paymentId}`)).json().deposits[0].refund).toMatchObject({ status: 'CONFIRMED', transactionId: NEW_HASH });
     const events = await t.db.sql<{ from_status: string; to_status: string; data: unknown }[]>`
       select from_status, to_status, data from events where entity_type = 'refund' and entity_id = ${refund!.id} order by id`;

@@ -6,7 +6,8 @@
  */
 import { eq } from 'drizzle-orm';
 import type { Database } from '../../../db/client.js';
-import { events, refunds, withdrawals } from '../../../db/schema.js';
+import { deposits, events, refunds, withdrawals } from '../../../db/schema.js';
+import { notifyPayment } from '../payments/index.js';
 import { UUID_RE } from '../../platform/validate.js';
 
 /** The broadcast ids Kassa's payout jobs use (withdrawal-broadcast.job.ts, refund-broadcast.job.ts) and the rows behind them. */
@@ -29,8 +30,14 @@ export async function recordReplacedPayout(db: Database['db'], broadcastId: stri
       .from(table)
       .where(eq(table.id, id))
       .for('update');
+    // Not recorded yet (its job records the hash it sent; the next pass brings this one), or already it.
     if (!row || row.transactionId === null || row.transactionId === txHash) return 'UNCHANGED';
     await tx.update(table).set({ transactionId: txHash }).where(eq(table.id, id));
+    // An open checkout shows a refund's hash: tell it (the GET cache sees the row's new version by itself).
+    if (entityType === 'refund') {
+      const [deposit] = await tx.select({ paymentId: deposits.paymentId }).from(deposits).innerJoin(refunds, eq(refunds.depositId, deposits.id)).where(eq(refunds.id, id));
+      if (deposit) await notifyPayment(tx, deposit.paymentId);
+    }
     await tx.insert(events).values({
       entityType,
       entityId: id,
