@@ -196,22 +196,32 @@ async function reverseCredit(tx: Queryable, deps: Deps, p: PaymentRow, d: Deposi
 
 /**
  * A deposit that had left the chain is back on it (mined again after a reorganisation; EVM reports
- * it SEEN again). A FAILED one is judged again as when it was first seen, from its stored
- * screening (not screened again: the call is outside the transaction, and a sender screened clean
- * then is the same sender) and an operator's approval if it had one: review, unconfirmed, or
- * confirmed and credited (once more after a reversal: the ledger nets to one credit). An UNPROCESSABLE one gets back the refund its leaving
- * cancelled. A refund already sent is counted (`refundDeposit`), so nothing is sent back twice. BLOCKED
- * stays as it is: its funds are frozen either way.
+ * it SEEN again). Its sender was screened again before this transaction (`screened`: it may have
+ * been listed meanwhile; the stored screening when that was not done). A FAILED one is judged
+ * again as when it was first seen, keeping an operator's approval unless the sender must now be
+ * blocked: review, unconfirmed, or confirmed and credited (once more after a reversal: the ledger
+ * nets to one credit). An UNPROCESSABLE one gets back the refund its leaving cancelled, unless its
+ * sender must now be blocked (nothing is sent to a listed address). A refund already sent is
+ * counted (`refundDeposit`), so nothing is sent back twice. BLOCKED stays as it is: its funds are
+ * frozen either way.
  */
-async function returnToChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date) {
-  if (d.status === 'UNPROCESSABLE') return refundUnprocessable(tx, d, at);
+async function returnToChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date, screened: Screening | null) {
+  if (screened) {
+    const { unscreened: _, ...riskAssessment } = screened;
+    const set = { riskScore: screened.riskScore, riskAssessment };
+    await tx.update(deposits).set(set).where(eq(deposits.id, d.id));
+    Object.assign(d, set);
+  }
+  const score = new Dec(d.riskScore);
+  const mustBlock = score.gte(p.riskBlockThreshold);
+  if (d.status === 'UNPROCESSABLE') return mustBlock ? undefined : refundUnprocessable(tx, d, at);
   if (d.status !== 'FAILED') return;
   const unscreened = (d.riskAssessment as { addressOwner?: { category?: string } }).addressOwner?.category === 'unscreened';
   const chain = { currency: d.depositCurrency, network: d.network, state: d.chainStatus as DepositReport['state'] };
-  // An operator who approved it once is not asked again: as a risk of 0 would be judged.
-  const score = (await approvedByOperator(tx, d.id)) ? new Dec(0) : new Dec(d.riskScore);
-  const status = initialStatus(p, chain, score, unscreened && score.gt(0));
-  await transitionDeposit(tx, d, status, 'back on the chain after it was dropped', at);
+  // An operator who approved it once is not asked again (judged as a risk of 0 would be).
+  const approved = !mustBlock && (await approvedByOperator(tx, d.id));
+  const status = initialStatus(p, chain, approved ? new Dec(0) : score, unscreened && !approved);
+  await transitionDeposit(tx, d, status, 'back on the chain after it was dropped', at, { riskScore: d.riskScore });
   if (status === 'BLOCKED') await block(tx, d, at);
   else if (status === 'UNPROCESSABLE') await refundUnprocessable(tx, d, at);
   else if (status === 'CONFIRMED') await credit(tx, deps, p, d, at);
@@ -252,7 +262,9 @@ async function followChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositR
  * "not screened" one (score 0.0, owner category `unscreened`) that sends the
  * deposit to COMPLIANCE_REVIEW.
  */
-async function screenSender(deps: Deps, report: DepositReport): Promise<RiskAssessment & { unscreened?: true }> {
+type Screening = RiskAssessment & { unscreened?: true };
+
+async function screenSender(deps: Deps, report: DepositReport): Promise<Screening> {
   try {
     return await deps.screening.screen(report.network, report.fromAddress, report.dictatedRiskScore ?? undefined);
   } catch (error) {
@@ -283,8 +295,10 @@ const movesOn = (from: DepositReport['state'], to: DepositReport['state']) =>
  */
 export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<IngestResult> {
   const existing = await findDeposit(deps.database.db, report, false);
-  // Screening is a call to an outside provider: done before the transaction, and only for new deposits.
-  const assessment: (RiskAssessment & { unscreened?: true }) | null = existing ? null : await screenSender(deps, report);
+  // Screening is a call to an outside provider: done before the transaction, for new deposits and
+  // for one back on the chain after it was dropped (its sender may have been listed meanwhile).
+  const returning = existing?.chainStatus === 'DROPPED' && report.state !== 'DROPPED';
+  const assessment: Screening | null = existing && !returning ? null : await screenSender(deps, report);
   return deps.database.db.transaction(async (tx) => {
     const at = deps.now();
     let payment: PaymentRow | undefined;
@@ -322,7 +336,7 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
       if (report.state === 'CONFIRMED') await releaseRefund(tx, current.id);
       else if (report.state === 'DROPPED') await cancelUnsentRefund(tx, current.id, at);
       if (from === 'DROPPED') {
-        await returnToChain(tx, deps, p, current, at);
+        await returnToChain(tx, deps, p, current, at, assessment);
       } else if (current.status === 'UNCONFIRMED') {
         await followChain(tx, deps, p, current, at, report.state === 'CONFIRMED' ? 'confirmed on chain' : 'dropped');
       } else if (current.status === 'COMPLIANCE_REVIEW' && report.state === 'DROPPED') {

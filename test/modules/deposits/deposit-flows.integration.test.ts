@@ -1037,6 +1037,22 @@ describe('driven by hand (no worker)', () => {
       expect((await refundEvents(refundId)).length).toBe(4);
     });
 
+    it('dropped, then mined again after its sender was listed: the cancelled refund stays unsent', async () => {
+      const { s, refundId, jobs } = await mismatched(false);
+      await mine(s.transactionId);
+      const [d] = await rows<{ tx_hash: string; output_index: number; from_address: string; to_address: string }>(m.db.sql`
+        select tx_hash, output_index, from_address, to_address from deposits where id = ${s.deposit!.id}`);
+      expect(await ingestDeposit(m.deps, {
+        network: 'ETH', txHash: d!.tx_hash, outputIndex: d!.output_index, fromAddress: d!.from_address, toAddress: d!.to_address,
+        currency: 'ETH', amount: '0.01', state: 'CONFIRMED', confirmations: 12, dictatedRiskScore: '9',
+      })).toMatchObject({ outcome: 'UPDATED', status: 'UNPROCESSABLE' });
+      expect(await refundEvents(refundId)).toEqual([
+        ['PENDING', 'CURRENCY_MISMATCH'],
+        ['NON_REFUNDABLE', 'its deposit left the chain before the refund was sent'],
+      ]);
+      expect(await jobs()).toBe(0);
+    });
+
     it('claimed by the broadcast job before the deposit left the chain: it is still sent, never cancelled', async () => {
       const { p, s, refundId } = await mismatched(true);
       await mine(s.transactionId);
@@ -1279,6 +1295,23 @@ describe('driven by hand (no worker)', () => {
       expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
       expect((await mRead(p.paymentId, shop)).status).toBe('DEPOSITED');
       expect((await depositPath(depositId)).map(([status]) => status)).toEqual(['COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'FAILED', 'CONFIRMED']);
+    });
+
+    it('back after its sender was listed meanwhile: screened again, BLOCKED, frozen (an earlier approval does not let it through)', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 11' });
+      const p = await mBtc('0.01', shop);
+      const report = { ...reportFor(p.walletAddress!), dictatedRiskScore: '6' };
+      const { depositId } = (await ingestDeposit(m.deps, { ...report, state: 'SEEN', confirmations: 1 })) as { depositId: string };
+      await caller(m, admin).deposits.decide({ depositId, decision: 'APPROVE' });
+      await ingestDeposit(m.deps, report);
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      // the screening source now puts the sender at 9 (block threshold 8)
+      expect(await ingestDeposit(m.deps, { ...report, dictatedRiskScore: '9' })).toMatchObject({ outcome: 'UPDATED', status: 'BLOCKED' });
+      const r = await mRead(p.paymentId, shop);
+      expect(r.status).toBe('BLOCKED');
+      expect(depositOf(r, report.txHash)).toMatchObject({ status: 'BLOCKED', riskScore: '9', refund: { reason: 'ILLICIT_DEPOSIT', status: 'NON_REFUNDABLE' } });
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '0.00'], ['MERCHANT', 'EUR', '0.00']]);
+      expect((await depositPath(depositId)).at(-1)).toEqual(['BLOCKED', 'back on the chain after it was dropped']);
     });
 
     const withdraw = (shop: TestBusiness, amount: string) =>
