@@ -18,7 +18,8 @@ export const DEPOSIT_MACHINE = defineStateMachine({
     // Reorganised off the chain for good after it was credited: the credit is reversed (CONTRACT §10).
     CONFIRMED: ['FAILED'],
     BLOCKED: [],
-    UNPROCESSABLE: [],
+    // Back on the chain after it was dropped, its sender now listed: frozen like a first sighting.
+    UNPROCESSABLE: ['BLOCKED'],
     // Failed on chain, then back on it (mined again after a reorganisation): judged again as when first seen.
     FAILED: ['COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'UNPROCESSABLE'],
   },

@@ -197,16 +197,18 @@ async function reverseCredit(tx: Queryable, deps: Deps, p: PaymentRow, d: Deposi
 /**
  * A deposit that had left the chain is back on it (mined again after a reorganisation; EVM reports
  * it SEEN again). Its sender was screened again before this transaction (`screened`: it may have
- * been listed meanwhile; the stored screening when that was not done). A FAILED one is judged
- * again as when it was first seen, keeping an operator's approval unless the sender must now be
- * blocked: review, unconfirmed, or confirmed and credited (once more after a reversal: the ledger
- * nets to one credit). An UNPROCESSABLE one gets back the refund its leaving cancelled, unless its
- * sender must now be blocked (nothing is sent to a listed address). A refund already sent is
- * counted (`refundDeposit`), so nothing is sent back twice. BLOCKED stays as it is: its funds are
- * frozen either way.
+ * been listed meanwhile; the stored screening stays when the source could not answer). A FAILED
+ * one is judged again as when it was first seen, keeping an operator's approval unless the sender
+ * must now be blocked: review, unconfirmed, confirmed and credited (once more after a reversal: the
+ * ledger nets to one credit), or blocked. An UNPROCESSABLE one gets back the refund its leaving
+ * cancelled, or is blocked (nothing is sent to a listed address). A refund already sent is counted
+ * (`refundDeposit`), so nothing is sent back twice. BLOCKED stays as it is, with the screening that
+ * blocked it: its funds are frozen either way.
  */
-async function returnToChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date, screened: Screening | null) {
-  if (screened) {
+async function returnToChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, at: Date, screened: Screening) {
+  if (d.status !== 'FAILED' && d.status !== 'UNPROCESSABLE') return;
+  // A screening source that could not answer leaves the stored screening in force.
+  if (!screened.unscreened) {
     const { unscreened: _, ...riskAssessment } = screened;
     const set = { riskScore: screened.riskScore, riskAssessment };
     await tx.update(deposits).set(set).where(eq(deposits.id, d.id));
@@ -214,14 +216,19 @@ async function returnToChain(tx: Queryable, deps: Deps, p: PaymentRow, d: Deposi
   }
   const score = new Dec(d.riskScore);
   const mustBlock = score.gte(p.riskBlockThreshold);
-  if (d.status === 'UNPROCESSABLE') return mustBlock ? undefined : refundUnprocessable(tx, d, at);
-  if (d.status !== 'FAILED') return;
+  const reason = 'back on the chain after it was dropped';
+  if (d.status === 'UNPROCESSABLE') {
+    // Its sender listed meanwhile: blocked and frozen, as a first sighting would have been.
+    if (!mustBlock) return refundUnprocessable(tx, d, at);
+    await transitionDeposit(tx, d, 'BLOCKED', `${reason}; its sender is now at risk ${d.riskScore}`, at, { riskScore: d.riskScore });
+    return block(tx, d, at);
+  }
   const unscreened = (d.riskAssessment as { addressOwner?: { category?: string } }).addressOwner?.category === 'unscreened';
   const chain = { currency: d.depositCurrency, network: d.network, state: d.chainStatus as DepositReport['state'] };
   // An operator who approved it once is not asked again (judged as a risk of 0 would be).
   const approved = !mustBlock && (await approvedByOperator(tx, d.id));
   const status = initialStatus(p, chain, approved ? new Dec(0) : score, unscreened && !approved);
-  await transitionDeposit(tx, d, status, 'back on the chain after it was dropped', at, { riskScore: d.riskScore });
+  await transitionDeposit(tx, d, status, reason, at, { riskScore: d.riskScore });
   if (status === 'BLOCKED') await block(tx, d, at);
   else if (status === 'UNPROCESSABLE') await refundUnprocessable(tx, d, at);
   else if (status === 'CONFIRMED') await credit(tx, deps, p, d, at);
@@ -298,7 +305,20 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
   // Screening is a call to an outside provider: done before the transaction, for new deposits and
   // for one back on the chain after it was dropped (its sender may have been listed meanwhile).
   const returning = existing?.chainStatus === 'DROPPED' && report.state !== 'DROPPED';
-  const assessment: Screening | null = existing && !returning ? null : await screenSender(deps, report);
+  const screened: Screening | null = existing && !returning ? null : await screenSender(deps, report);
+  try {
+    return await ingestIn(deps, report, existing, screened);
+  } catch (error) {
+    // Dropped between the read above and the transaction's lock: screened now, and once more.
+    if (!(error instanceof ScreenFirst)) throw error;
+    return ingestIn(deps, report, existing, await screenSender(deps, report));
+  }
+}
+
+/** Thrown inside the transaction for a deposit back on the chain whose sender was not screened before it. */
+class ScreenFirst extends Error {}
+
+async function ingestIn(deps: Deps, report: DepositReport, existing: DepositRow | null, assessment: Screening | null): Promise<IngestResult> {
   return deps.database.db.transaction(async (tx) => {
     const at = deps.now();
     let payment: PaymentRow | undefined;
@@ -336,6 +356,7 @@ export async function ingestDeposit(deps: Deps, report: DepositReport): Promise<
       if (report.state === 'CONFIRMED') await releaseRefund(tx, current.id);
       else if (report.state === 'DROPPED') await cancelUnsentRefund(tx, current.id, at);
       if (from === 'DROPPED') {
+        if (!assessment) throw new ScreenFirst();
         await returnToChain(tx, deps, p, current, at, assessment);
       } else if (current.status === 'UNCONFIRMED') {
         await followChain(tx, deps, p, current, at, report.state === 'CONFIRMED' ? 'confirmed on chain' : 'dropped');

@@ -12,7 +12,7 @@
  */
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
-import { deposits, refunds } from '../../../db/schema.js';
+import { deposits, events, refunds } from '../../../db/schema.js';
 import { enqueue } from '../../../jobs/enqueue.js';
 import { NETWORK_FEES, type CryptoCurrency, type Network } from '../money/index.js';
 import { Dec } from '../money/index.js';
@@ -89,8 +89,9 @@ export async function sentBack(tx: Queryable, depositId: string): Promise<Dec> {
 /**
  * Refund a deposit: a new refund; or, for a deposit back on the chain whose refund was never sent
  * (its leaving cancelled it, or it was not above the fee), that refund PENDING again, for
- * `spec.amount`, sent once the deposit confirms. A refund sent, being sent or frozen stays as it
- * is: one refund a deposit, and nothing is sent back twice.
+ * `spec.amount`, sent once the deposit confirms (or, for an illicit deposit, that refund frozen in
+ * its place). A refund sent, being sent or frozen stays as it is: one refund a deposit, and nothing
+ * is sent back twice.
  */
 export async function refundDeposit(
   tx: Queryable,
@@ -103,9 +104,20 @@ export async function refundDeposit(
     await createRefund(tx, deposit, spec, at);
     return;
   }
-  // Frozen (illicit) funds are never sent, and a refund not above its fee is not worth sending.
-  if (!unsentAndFree(existing) || spec.reason === 'ILLICIT_DEPOSIT' || spec.amount.lte(existing.fee)) return;
+  if (!unsentAndFree(existing)) return;
   const rate = new Dec(deposit.rateDisplay);
+  if (spec.reason === 'ILLICIT_DEPOSIT') {
+    // Blocked on its way back: the unsent refund becomes the frozen one (still never sent), with an event.
+    const set = { type: spec.type, reason: spec.reason, amount: spec.amount.toFixed(), displayAmount: spec.amount.mul(rate).toFixed() };
+    await tx.update(refunds).set(set).where(eq(refunds.id, existing.id));
+    await tx.insert(events).values({
+      entityType: 'refund', entityId: existing.id, fromStatus: existing.status, toStatus: existing.status,
+      reason: 'funds frozen: illicit deposit', data: { previous: { type: existing.type, reason: existing.reason, amount: existing.amount } }, at,
+    });
+    return;
+  }
+  // A refund not above its fee is not worth sending.
+  if (spec.amount.lte(existing.fee)) return;
   await transitionRefund(tx, existing, 'PENDING', 'its deposit is back on the chain', at, {
     type: spec.type,
     reason: spec.reason,

@@ -10,6 +10,7 @@ import { getBalances, sumEntries } from '../../../server/modules/ledger/ledger.s
 import { Dec } from '../../../server/modules/money/decimal.js';
 import type { PricedCurrency } from '../../../server/modules/money/catalog.js';
 import { ingestDeposit } from '../../../server/modules/deposits/deposit.service.js';
+import { ScreeningUnavailableError } from '../../../server/modules/compliance/index.js';
 import { expirePayment, EXPIRY_LOOKAHEAD_MS, scheduleExpiries } from '../../../server/modules/payments/expiry.service.js';
 import { EXPIRABLE_PAYMENT_STATUSES } from '../../../server/modules/payments/payment-states.rules.js';
 import { DepositRecordSchema, PaymentRecordSchema } from '../../../server/modules/payments/payment-record.schema.js';
@@ -1037,18 +1038,22 @@ describe('driven by hand (no worker)', () => {
       expect((await refundEvents(refundId)).length).toBe(4);
     });
 
-    it('dropped, then mined again after its sender was listed: the cancelled refund stays unsent', async () => {
-      const { s, refundId, jobs } = await mismatched(false);
+    it('dropped, then mined again after its sender was listed: BLOCKED, and the cancelled refund becomes the frozen one, never sent', async () => {
+      const { p, s, refundId, jobs } = await mismatched(false);
       await mine(s.transactionId);
       const [d] = await rows<{ tx_hash: string; output_index: number; from_address: string; to_address: string }>(m.db.sql`
         select tx_hash, output_index, from_address, to_address from deposits where id = ${s.deposit!.id}`);
       expect(await ingestDeposit(m.deps, {
         network: 'ETH', txHash: d!.tx_hash, outputIndex: d!.output_index, fromAddress: d!.from_address, toAddress: d!.to_address,
         currency: 'ETH', amount: '0.01', state: 'CONFIRMED', confirmations: 12, dictatedRiskScore: '9',
-      })).toMatchObject({ outcome: 'UPDATED', status: 'UNPROCESSABLE' });
+      })).toMatchObject({ outcome: 'UPDATED', status: 'BLOCKED' });
+      const r = await mRead(p.paymentId);
+      expect(r.status).toBe('BLOCKED');
+      expect(depositOf(r, s.transactionId)).toMatchObject({ status: 'BLOCKED', riskScore: '9', refund: { type: 'FULL', reason: 'ILLICIT_DEPOSIT', status: 'NON_REFUNDABLE', amount: '0.01' } });
       expect(await refundEvents(refundId)).toEqual([
         ['PENDING', 'CURRENCY_MISMATCH'],
         ['NON_REFUNDABLE', 'its deposit left the chain before the refund was sent'],
+        ['NON_REFUNDABLE', 'funds frozen: illicit deposit'],
       ]);
       expect(await jobs()).toBe(0);
     });
@@ -1312,6 +1317,39 @@ describe('driven by hand (no worker)', () => {
       expect(depositOf(r, report.txHash)).toMatchObject({ status: 'BLOCKED', riskScore: '9', refund: { reason: 'ILLICIT_DEPOSIT', status: 'NON_REFUNDABLE' } });
       expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '0.00'], ['MERCHANT', 'EUR', '0.00']]);
       expect((await depositPath(depositId)).at(-1)).toEqual(['BLOCKED', 'back on the chain after it was dropped']);
+    });
+
+    it('back while the screening source cannot answer: judged on its stored screening, credited again, its score kept', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 12' });
+      const p = await mBtc('0.01', shop);
+      const report = reportFor(p.walletAddress!);
+      const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      const screening = m.deps.screening;
+      m.deps.screening = { screen: async () => { throw new ScreeningUnavailableError('the source is down'); } } as typeof screening;
+      try {
+        expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
+      } finally {
+        m.deps.screening = screening;
+      }
+      const [d] = await rows<{ risk_score: string; credited: boolean }>(m.db.sql`select risk_score::text, credited from deposits where id = ${depositId}`);
+      expect([new Dec(d!.risk_score).toFixed(), d!.credited]).toEqual(['1', true]);
+      expect((await mRead(p.paymentId, shop)).status).toBe('DEPOSITED');
+    });
+
+    it('back with its sender listed, its excess refund never sent: BLOCKED, and that refund becomes the full frozen one', async () => {
+      const shop = await m.addBusiness({ name: 'Reorg shop 13', overpaymentPolicy: 'EXCESS_REFUND' });
+      const p = await mBtc('0.01', shop);
+      const report = { ...reportFor(p.walletAddress!, '0.015'), state: 'SEEN' as const, confirmations: 1 };
+      // confirmed by a report that comes only after the excess refund was made: left unsent, then cancelled by the drop
+      const { depositId } = (await ingestDeposit(m.deps, { ...report, state: 'CONFIRMED', confirmations: 6 })) as { depositId: string };
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      expect(await ingestDeposit(m.deps, { ...report, dictatedRiskScore: '9' })).toMatchObject({ outcome: 'UPDATED', status: 'BLOCKED' });
+      const refunds = await rows<{ type: string; reason: string; status: string; amount: string }>(m.db.sql`
+        select type, reason, status, amount::text from refunds where deposit_id = ${depositId}`);
+      expect(refunds.map((x) => [x.type, x.reason, x.status, new Dec(x.amount).toFixed()])).toEqual([['FULL', 'ILLICIT_DEPOSIT', 'NON_REFUNDABLE', '0.015']]);
+      expect((await mRead(p.paymentId, shop)).status).toBe('BLOCKED');
+      expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '0.00'], ['MERCHANT', 'EUR', '0.00']]);
     });
 
     const withdraw = (shop: TestBusiness, amount: string) =>

@@ -43,7 +43,7 @@ const LEGAL_PAYMENT: Move<PaymentStatus>[] = [
   // A deposit seen before the payment was covered may still confirm on a covered one (PROCESS policy).
   ...when('confirmed deposits exceed the payment', [...OPEN_WITH_ADDRESS, 'DEPOSITED'], ['OVERPAID']),
   ...when('compliance blocks a deposit: BLOCKED wins over everything open or covered', [...OPEN_WITH_ADDRESS, 'DEPOSITED', 'OVERPAID'], ['BLOCKED']),
-  // Not from UNPROCESSABLE itself; an UNPROCESSABLE deposit is final, so the payment never becomes FAILED from there.
+  // Not from UNPROCESSABLE itself; an UNPROCESSABLE deposit never becomes FAILED (at most BLOCKED), so the payment never becomes FAILED from there.
   ...when('a deposit of a currency or network the payment cannot take', ['PENDING', 'AWAITING', 'FAILED'], ['UNPROCESSABLE']),
   // Needs a deposit seen first (AWAITING): no deposit is ever created FAILED.
   ...when('every deposit seen is dropped by the chain', ['AWAITING'], ['FAILED']),
@@ -63,6 +63,7 @@ const LEGAL_DEPOSIT: Move<DepositStatus>[] = [
   ...when('the chain drops it while it waits', ['COMPLIANCE_REVIEW', 'UNCONFIRMED'], ['FAILED']),
   ...when('a reorganisation takes it off the chain for good after it confirmed', ['CONFIRMED'], ['FAILED']),
   ...when('it is mined again after it failed on chain: judged again as when first seen', ['FAILED'], ['COMPLIANCE_REVIEW', 'UNCONFIRMED', 'CONFIRMED', 'BLOCKED', 'UNPROCESSABLE']),
+  ...when('it is mined again after it was dropped, its sender now listed', ['UNPROCESSABLE'], ['BLOCKED']),
 ];
 
 // Refunds: created PENDING (sent once the deposit confirms) or NON_REFUNDABLE (not above the fee, or illicit); sent, it confirms.
