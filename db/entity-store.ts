@@ -32,7 +32,8 @@ export function tableStore<S extends string, Set extends Record<string, unknown>
   const { entityType, table, machine, alsoSet } = def;
   return {
     machine,
-    update: (tx, id, from, to, set, at) => compareAndSetStatus(tx, table, id, from, to, { ...alsoSet?.(to, at), ...set }),
+    // `alsoSet` moves with the status: not on an amendment, which keeps it.
+    update: (tx, id, from, to, set, at) => compareAndSetStatus(tx, table, id, from, to, { ...(from === to ? {} : alsoSet?.(to, at)), ...set }),
     record: async (tx, e) => {
       await tx.insert(events).values({ entityType, entityId: e.id, fromStatus: e.from, toStatus: e.to, reason: e.reason, data: e.data, at: e.at });
     },

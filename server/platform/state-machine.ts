@@ -72,6 +72,31 @@ export async function recordCreated<Tx, S extends string>(
   await store.record(tx, { id, from: null, to: status, reason, at, data });
 }
 
+/** The row's compare-and-set; someone else moved it first: the caller's view is stale, so refuse rather than overwrite. */
+async function updateOrRefuse<Tx, S extends string, Set>(tx: Tx, store: EntityStore<Tx, S, Set>, id: string, from: S, to: S, set: Set | undefined, at: Date) {
+  if ((await store.update(tx, id, from, to, set, at)) === 0) {
+    throw new KassaError(409, 'CONCURRENT_UPDATE', `${store.machine.name} ${id} changed concurrently.`);
+  }
+}
+
+/**
+ * A change to an entity's columns that leaves its status as it is (a payout's transaction hash
+ * after a fee bump, a refund frozen in place): compare-and-set on the status it still has, and an
+ * event row from that status to itself, so the change is in the entity's history like a move.
+ */
+export async function amend<Tx, S extends string, Set>(
+  tx: Tx,
+  store: EntityStore<Tx, S, Set>,
+  entity: { id: string; status: string },
+  reason: string,
+  at: Date,
+  options: { set: Set; data?: Record<string, unknown> },
+): Promise<void> {
+  const status = entity.status as S;
+  await updateOrRefuse(tx, store, entity.id, status, status, options.set, at);
+  await store.record(tx, { id: entity.id, from: status, to: status, reason, at, data: options.data ?? {} });
+}
+
 /**
  * The one way a status changes. `entity.status` is updated in place, so the
  * caller's row stays current; `subscribers` run after the event row, in order.
@@ -88,10 +113,7 @@ export async function transition<Tx, S extends string, Set>(
   const from = entity.status as S;
   const { name } = store.machine;
   if (!store.machine.can(from, to)) throw illegalTransition(name, entity.id, from, to);
-  // Someone else moved it first: the caller's view is stale, so refuse rather than overwrite.
-  if ((await store.update(tx, entity.id, from, to, options.set, at)) === 0) {
-    throw new KassaError(409, 'CONCURRENT_UPDATE', `${name} ${entity.id} changed concurrently.`);
-  }
+  await updateOrRefuse(tx, store, entity.id, from, to, options.set, at);
   const event = { id: entity.id, from, to, reason, at, data: options.data ?? {} };
   await store.record(tx, event);
   entity.status = to;

@@ -7,7 +7,7 @@
 import type { Queryable } from '../../../db/client.js';
 import { tableStore } from '../../../db/entity-store.js';
 import { deposits, refunds } from '../../../db/schema.js';
-import { recordCreated, transition, type EntityStore } from '../../platform/state-machine.js';
+import { amend, recordCreated, transition, type EntityStore } from '../../platform/state-machine.js';
 import type { DepositStatus } from '../money/index.js';
 import { DEPOSIT_MACHINE, REFUND_MACHINE, type RefundStatus } from './deposit-states.rules.js';
 
@@ -39,3 +39,7 @@ export const recordRefundCreated = (tx: Queryable, id: string, status: RefundSta
 
 export const transitionRefund = (tx: Queryable, refund: { id: string; status: string }, to: RefundStatus, reason: string, at: Date, set: RefundSet = {}) =>
   transition(tx, refundStore, refund, to, reason, at, { set });
+
+/** A refund's columns changed, its status kept (platform/state-machine.ts `amend`). */
+export const amendRefund = (tx: Queryable, refund: { id: string; status: string }, reason: string, at: Date, set: RefundSet, data: Record<string, unknown> = {}) =>
+  amend(tx, refundStore, refund, reason, at, { set, data });

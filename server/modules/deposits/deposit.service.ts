@@ -223,7 +223,7 @@ async function returnToChain(tx: Queryable, deps: Deps, p: PaymentRow, d: Deposi
     await transitionDeposit(tx, d, 'BLOCKED', `${reason}; its sender is now at risk ${d.riskScore}`, at, { riskScore: d.riskScore });
     return block(tx, d, at);
   }
-  const unscreened = (d.riskAssessment as { addressOwner?: { category?: string } }).addressOwner?.category === 'unscreened';
+  const unscreened = (d.riskAssessment as { addressOwner?: { category?: string } }).addressOwner?.category === UNSCREENED;
   const chain = { currency: d.depositCurrency, network: d.network, state: d.chainStatus as DepositReport['state'] };
   // An operator who approved it once is not asked again (judged as a risk of 0 would be).
   const approved = !mustBlock && (await approvedByOperator(tx, d.id));
@@ -271,6 +271,9 @@ async function followChain(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositR
  */
 type Screening = RiskAssessment & { unscreened?: true };
 
+/** The owner category of the assessment stored when no screening source could answer. */
+const UNSCREENED = 'unscreened';
+
 async function screenSender(deps: Deps, report: DepositReport): Promise<Screening> {
   try {
     return await deps.screening.screen(report.network, report.fromAddress, report.dictatedRiskScore ?? undefined);
@@ -278,7 +281,7 @@ async function screenSender(deps: Deps, report: DepositReport): Promise<Screenin
     if (!(error instanceof ScreeningUnavailableError)) throw error;
     return {
       riskScore: '0.0',
-      addressOwner: { name: 'Not screened: a screening source could not answer', category: 'unscreened' },
+      addressOwner: { name: 'Not screened: a screening source could not answer', category: UNSCREENED },
       sourceRiskEntities: [],
       destinationRiskEntities: [],
       unscreened: true,

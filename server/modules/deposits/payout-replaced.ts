@@ -6,14 +6,16 @@
  */
 import { eq } from 'drizzle-orm';
 import type { Database } from '../../../db/client.js';
-import { deposits, events, refunds, withdrawals } from '../../../db/schema.js';
+import { deposits, refunds, withdrawals } from '../../../db/schema.js';
 import { notifyPayment } from '../payments/index.js';
+import { amendWithdrawal } from '../withdrawals/index.js';
 import { UUID_RE } from '../../platform/validate.js';
+import { amendRefund } from './deposit-transitions.js';
 
 /** The broadcast ids Kassa's payout jobs use (withdrawal-broadcast.job.ts, refund-broadcast.job.ts) and the rows behind them. */
 const HOLDERS = [
-  { prefix: 'withdrawal:', table: withdrawals, entityType: 'withdrawal' },
-  { prefix: 'refund:', table: refunds, entityType: 'refund' },
+  { prefix: 'withdrawal:', table: withdrawals, amend: amendWithdrawal },
+  { prefix: 'refund:', table: refunds, amend: amendRefund },
 ] as const;
 
 export type ReplacedOutcome = 'RECORDED' | 'UNCHANGED' | 'NOT_A_PAYOUT';
@@ -23,30 +25,28 @@ export async function recordReplacedPayout(db: Database['db'], broadcastId: stri
   const id = holder ? broadcastId.slice(holder.prefix.length) : '';
   // Sweeps and gas top-ups are Kassa's own transfers: no record shows their hash.
   if (!holder || !UUID_RE.test(id)) return 'NOT_A_PAYOUT';
-  const { table, entityType } = holder;
+  const { table } = holder;
   return db.transaction(async (tx) => {
     const [row] = await tx
-      .select({ status: table.status, transactionId: table.transactionId })
+      .select({ id: table.id, status: table.status, transactionId: table.transactionId })
       .from(table)
       .where(eq(table.id, id))
       .for('update');
     // Not recorded yet (its job records the hash it sent; the next pass brings this one), or already it.
     if (!row || row.transactionId === null || row.transactionId === txHash) return 'UNCHANGED';
-    await tx.update(table).set({ transactionId: txHash }).where(eq(table.id, id));
+    await holder.amend(
+      tx,
+      row,
+      'its transaction was replaced at a higher fee, or an earlier version of it was mined: transactionId is the hash on chain',
+      at,
+      { transactionId: txHash },
+      { previousTransactionId: row.transactionId, transactionId: txHash },
+    );
     // An open checkout shows a refund's hash: tell it (the GET cache sees the row's new version by itself).
-    if (entityType === 'refund') {
+    if (table === refunds) {
       const [deposit] = await tx.select({ paymentId: deposits.paymentId }).from(deposits).innerJoin(refunds, eq(refunds.depositId, deposits.id)).where(eq(refunds.id, id));
       if (deposit) await notifyPayment(tx, deposit.paymentId);
     }
-    await tx.insert(events).values({
-      entityType,
-      entityId: id,
-      fromStatus: row.status,
-      toStatus: row.status,
-      reason: 'its transaction was replaced at a higher fee, or an earlier version of it was mined: transactionId is the hash on chain',
-      data: { previousTransactionId: row.transactionId, transactionId: txHash },
-      at,
-    });
     return 'RECORDED';
   });
 }

@@ -12,11 +12,11 @@
  */
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
-import { deposits, events, refunds } from '../../../db/schema.js';
+import { deposits, refunds } from '../../../db/schema.js';
 import { enqueue } from '../../../jobs/enqueue.js';
 import { NETWORK_FEES, type CryptoCurrency, type Network } from '../money/index.js';
 import { Dec } from '../money/index.js';
-import { recordRefundCreated, transitionRefund } from './deposit-transitions.js';
+import { amendRefund, recordRefundCreated, transitionRefund } from './deposit-transitions.js';
 
 export type RefundReason = 'OVERPAYMENT' | 'CURRENCY_MISMATCH' | 'FOLLOW_UP_DEPOSIT' | 'RESTRICTED_CURRENCY' | 'ILLICIT_DEPOSIT';
 type DepositRow = typeof deposits.$inferSelect;
@@ -109,11 +109,7 @@ export async function refundDeposit(
   if (spec.reason === 'ILLICIT_DEPOSIT') {
     // Blocked on its way back: the unsent refund becomes the frozen one (still never sent), with an event.
     const set = { type: spec.type, reason: spec.reason, amount: spec.amount.toFixed(), displayAmount: spec.amount.mul(rate).toFixed() };
-    await tx.update(refunds).set(set).where(eq(refunds.id, existing.id));
-    await tx.insert(events).values({
-      entityType: 'refund', entityId: existing.id, fromStatus: existing.status, toStatus: existing.status,
-      reason: 'funds frozen: illicit deposit', data: { previous: { type: existing.type, reason: existing.reason, amount: existing.amount } }, at,
-    });
+    await amendRefund(tx, existing, 'funds frozen: illicit deposit', at, set, { previous: { type: existing.type, reason: existing.reason, amount: existing.amount } });
     return;
   }
   // A refund not above its fee is not worth sending.

@@ -15,7 +15,7 @@ import type { Broadcast, BroadcastResult } from '../networks/index.js';
 import type { WithdrawalsDeps as Deps } from './ports.js';
 import { conflict, forbidden, KassaError, notFound, validationFailed } from '../../platform/errors.js';
 import { UUID_RE } from '../../platform/validate.js';
-import { recordCreated, transition as moveEntity } from '../../platform/state-machine.js';
+import { amend, recordCreated, transition as moveEntity, type EntityStore } from '../../platform/state-machine.js';
 import { keyset } from '../../platform/cursor.js';
 import { isInsufficientBalance, postEntries } from '../ledger/index.js';
 import {
@@ -31,7 +31,8 @@ import {
 } from './withdrawal.rules.js';
 import { toWithdrawalRecord, type WithdrawalRecord, type WithdrawalRow } from './withdrawal-record.rules.js';
 
-const withdrawalStore = tableStore<WithdrawalStatus>({ entityType: 'withdrawal', table: withdrawals, machine: WITHDRAWAL_MACHINE });
+type WithdrawalSet = Partial<typeof withdrawals.$inferInsert>;
+const withdrawalStore = tableStore<WithdrawalStatus, WithdrawalSet>({ entityType: 'withdrawal', table: withdrawals, machine: WITHDRAWAL_MACHINE });
 
 const transition = (tx: Queryable, w: { id: string; status: string }, to: WithdrawalStatus, reason: string, at: Date, data: Record<string, unknown> = {}) =>
   moveEntity(tx, withdrawalStore, w, to, reason, at, { data });
@@ -157,7 +158,7 @@ export async function createWithdrawal(
       }
       throw error;
     }
-    await recordCreated(tx, withdrawalStore, row.id, status, 'requested', now);
+    await recordCreated(tx, withdrawalStore as EntityStore<Queryable, WithdrawalStatus, never>, row.id, status, 'requested', now);
     if (status === 'PROCESSING') await scheduleBroadcast(tx, deps, row.id, now);
     return toWithdrawalRecord(row, 0);
   });
@@ -356,3 +357,7 @@ export async function listWithdrawals(
   const { page: items, nextCursor } = page.page(rows);
   return { items: await withApprovalCounts(deps.database.db, items), nextCursor };
 }
+
+/** A withdrawal's columns changed, its status kept (platform/state-machine.ts `amend`). */
+export const amendWithdrawal = (tx: Queryable, w: { id: string; status: string }, reason: string, at: Date, set: WithdrawalSet, data: Record<string, unknown> = {}) =>
+  amend(tx, withdrawalStore, w, reason, at, { set, data });

@@ -75,7 +75,7 @@ test('node stopped and restarted: the scanner fails meanwhile, keeps its cursor,
     ['SEEN', deposit, '0.4'],
     ['CONFIRMED', deposit, '0.4'],
   ]);
-  expect(await signer.rebroadcastPending()).toBe(1);
+  expect(await signer.tendPending(600_000)).toBe(1);
   const mined = await until(() => signer.refresh('w-outage'), (r) => r.status === 'MINED');
   expect(signed.status).toBe('SIGNED');
   expect(mined.status === 'MINED' && signed.status === 'SIGNED' && mined.txHash === signed.txHash).toBe(true);

@@ -71,6 +71,22 @@ async function inOneBlock(send: () => Promise<unknown>): Promise<void> {
   await anvil.rpc('evm_setAutomine', [true]);
 }
 
+/** `blocks` times: scan, then mine one block. */
+async function scanThenMine(s: EvmScanner, blocks: number): Promise<void> {
+  for (let i = 0; i < blocks; i++) {
+    await s.tick();
+    await anvil.mine(1);
+  }
+}
+
+/** `blocks` times: mine one block, then scan (`scan`: a scanner's tick, its failures kept or not). */
+async function mineThenScan(scan: () => Promise<unknown>, blocks: number): Promise<void> {
+  for (let i = 0; i < blocks; i++) {
+    await anvil.mine(1);
+    await scan();
+  }
+}
+
 /** Reports produced since `mark` (an index into `reports`), in a compact comparable form. */
 function since(mark: number): string[] {
   return reports.slice(mark).map((r) => `${r.state} ${r.currency} ${r.amount} → ${r.toAddress.slice(0, 8)} #${r.outputIndex} c${r.confirmations}`);
@@ -176,10 +192,7 @@ describe('EVM scanner on anvil', () => {
     expect(afterReorg?.reorgs).toBe(1);
     expect((await s.status()).reorgs).toBe(before.reorgs + 1);
     // Mine past the depth and the drop grace: the USDT transfer never confirms.
-    for (let i = 0; i < CONFIRMATIONS + 1; i++) {
-      await anvil.mine(1);
-      await s.tick();
-    }
+    await mineThenScan(() => s.tick(), CONFIRMATIONS + 1);
     const lines = since(mark);
     expect(lines.filter((l) => l.includes('USDT'))).toEqual([
       `SEEN USDT 7 → ${gone.slice(0, 8)} #0 c1`,
@@ -225,10 +238,7 @@ describe('EVM scanner on anvil', () => {
 
     // `back` is mined again; `gone` never is.
     await anvil.rpc('eth_sendRawTransaction', [raw]);
-    for (let i = 0; i < CONFIRMATIONS + 2; i++) {
-      await anvil.mine(1);
-      await s.tick();
-    }
+    await mineThenScan(() => s.tick(), CONFIRMATIONS + 2);
     // No second CONFIRMED for the one mined again; `gone` is DROPPED once, and Kassa's ingestion then
     // reverses its credit (test/modules/deposits/deposit-flows): resolved, it leaves the count too.
     expect(await s.creditedOffChain()).toBe(before);
@@ -252,10 +262,7 @@ describe('EVM scanner on anvil', () => {
     try {
       await anvil.rpc('eth_sendRawTransaction', [rawPending]);
       await anvil.rpc('evm_setBlockGasLimit', ['0x4e20']);
-      for (let i = 0; i < CONFIRMATIONS + 2; i++) {
-        await anvil.mine(1);
-        await s.tick();
-      }
+      await mineThenScan(() => s.tick(), CONFIRMATIONS + 2);
       expect(since(mark)).toEqual([`SEEN ETH 0.9 → ${pending.slice(0, 8)} #0 c1`]);
       const [waiting] = await database.sql<{ state: string; block_number: string | null }[]>`
         select state, block_number from evm_deposits where to_address = ${pending}`;
@@ -265,10 +272,7 @@ describe('EVM scanner on anvil', () => {
       await anvil.rpc('evm_setBlockGasLimit', [`0x${gasLimit.toString(16)}`]);
       await anvil.rpc('evm_setAutomine', [true]);
     }
-    for (let i = 0; i < CONFIRMATIONS + 1; i++) {
-      await anvil.mine(1);
-      await s.tick();
-    }
+    await mineThenScan(() => s.tick(), CONFIRMATIONS + 1);
     expect(since(mark).map((l) => l.split(' c')[0])).toEqual([`SEEN ETH 0.9 → ${pending.slice(0, 8)} #0`, `CONFIRMED ETH 0.9 → ${pending.slice(0, 8)} #0`]);
 
     // Confirmed, reorganised away past its grace (not in the mempool): DROPPED. Sent again later and
@@ -278,22 +282,13 @@ describe('EVM scanner on anvil', () => {
     const rawAgain = await signEth(again, '0.6');
     const mark2 = reports.length;
     await anvil.rpc('eth_sendRawTransaction', [rawAgain]);
-    for (let i = 0; i < CONFIRMATIONS; i++) {
-      await s.tick();
-      await anvil.mine(1);
-    }
+    await scanThenMine(s, CONFIRMATIONS);
     await s.tick();
     await anvil.rpc('anvil_reorg', [CONFIRMATIONS + 2, []]);
     await anvil.mine(1);
-    for (let i = 0; i < CONFIRMATIONS + 2; i++) {
-      await s.tick();
-      await anvil.mine(1);
-    }
+    await scanThenMine(s, CONFIRMATIONS + 2);
     await anvil.rpc('eth_sendRawTransaction', [rawAgain]);
-    for (let i = 0; i < CONFIRMATIONS + 1; i++) {
-      await s.tick();
-      await anvil.mine(1);
-    }
+    await scanThenMine(s, CONFIRMATIONS + 1);
     await s.tick();
     expect(since(mark2).map((l) => l.split(' c')[0])).toEqual(
       ['SEEN', 'CONFIRMED', 'DROPPED', 'SEEN', 'CONFIRMED'].map((state) => `${state} ETH 0.6 → ${again.slice(0, 8)} #0`),
@@ -320,10 +315,7 @@ describe('EVM scanner on anvil', () => {
     const ours = await transfer(wallet, 3_000_000n);
     const mark = reports.length;
     await anvil.rpc('eth_sendRawTransaction', [ours]);
-    for (let i = 0; i < CONFIRMATIONS; i++) {
-      await s.tick();
-      await anvil.mine(1);
-    }
+    await scanThenMine(s, CONFIRMATIONS);
     await s.tick();
     expect(since(mark).map((l) => l.split(' c')[0])).toEqual([`SEEN USDT 3 → ${to.slice(0, 8)} #0`, `CONFIRMED USDT 3 → ${to.slice(0, 8)} #0`]);
     await anvil.rpc('anvil_reorg', [CONFIRMATIONS + 2, []]);
@@ -335,10 +327,7 @@ describe('EVM scanner on anvil', () => {
       await anvil.rpc('eth_sendRawTransaction', [first]);
       await anvil.rpc('eth_sendRawTransaction', [ours]);
     });
-    for (let i = 0; i < CONFIRMATIONS + 2; i++) {
-      await s.tick();
-      await anvil.mine(1);
-    }
+    await scanThenMine(s, CONFIRMATIONS + 2);
     await s.tick();
     const ourLines = since(mark).map((l) => l.split(' c')[0]!).filter((l) => l.includes('USDT 3 '));
     expect(ourLines.slice(2).sort()).toEqual([
@@ -355,23 +344,14 @@ describe('EVM scanner on anvil', () => {
     const raw = await signEth(to, '0.65');
     const mark = reports.length;
     await anvil.rpc('eth_sendRawTransaction', [raw]);
-    for (let i = 0; i < CONFIRMATIONS; i++) {
-      await s.tick();
-      await anvil.mine(1);
-    }
+    await scanThenMine(s, CONFIRMATIONS);
     await s.tick();
     await anvil.rpc('anvil_reorg', [CONFIRMATIONS + 2, []]);
     // The app is down while the transfer is dropped and mined again: DROPPED, SEEN, CONFIRMED wait in one batch.
     const down = scanner({ sink: async () => { throw new Error('app down'); } });
-    for (let i = 0; i < CONFIRMATIONS + 2; i++) {
-      await anvil.mine(1);
-      await down.tick().catch(() => {});
-    }
+    await mineThenScan(() => down.tick().catch(() => {}), CONFIRMATIONS + 2);
     await anvil.rpc('eth_sendRawTransaction', [raw]);
-    for (let i = 0; i < CONFIRMATIONS + 1; i++) {
-      await anvil.mine(1);
-      await down.tick().catch(() => {});
-    }
+    await mineThenScan(() => down.tick().catch(() => {}), CONFIRMATIONS + 1);
     const waiting = await database.sql<{ state: string }[]>`
       select e.state from evm_deposit_events e join evm_deposits d using (network, tx_hash, output_index)
        where d.to_address = ${to} and e.delivered_at is null order by e.id`;

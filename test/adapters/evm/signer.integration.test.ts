@@ -150,9 +150,9 @@ describe('EVM signer on anvil', () => {
     const receipt = await anvil.client.waitForTransactionReceipt({ hash: stored.tx_hash, pollingInterval: 50 });
     expect(receipt.transactionHash).toBe(stored.tx_hash);
     expect(await ethOf(to)).toBe(parseEther('0.25'));
-    // The generic recovery path too: a stored transaction is rebroadcast by rebroadcastPending.
+    // The generic recovery path too: a stored transaction is sent again by the signer's pass.
     const other = await restarted.signPayout({ id: 'w-crash-2', network: 'ETH', currency: 'ETH', toAddress: to, amount: '0.01' });
-    expect(await restarted.rebroadcastPending()).toBeGreaterThanOrEqual(1);
+    expect(await restarted.tendPending(600_000)).toBeGreaterThanOrEqual(1);
     const mined = await settled(restarted, 'w-crash-2');
     expect(mined.status === 'MINED' && other.status === 'SIGNED' && mined.txHash === other.txHash).toBe(true);
   });

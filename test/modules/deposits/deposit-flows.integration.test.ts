@@ -1089,6 +1089,22 @@ describe('driven by hand (no worker)', () => {
     const callbackStatuses = async (paymentId: string) =>
       (await rows<{ body: string }>(m.db.sql`select body from callback_deliveries where subject_id = ${paymentId} order by seq`))
         .map((c) => (JSON.parse(c.body) as { status: string }).status);
+    /** The deposit's refunds (one at most), amounts as plain decimals. */
+    const refundsOf = async (depositId: string) =>
+      (await rows<{ id: string; type: string; reason: string; status: string; amount: string }>(m.db.sql`
+        select id, type, reason, status, amount::text from refunds where deposit_id = ${depositId}`)).map((x) => ({ ...x, amount: new Dec(x.amount).toFixed() }));
+    /** 0.015 BTC to a 0.01 EXCESS_REFUND payment, its 0.005 excess sent back, then the deposit dropped (its credit reversed). */
+    async function excessSentThenDropped(name: string) {
+      const shop = await m.addBusiness({ name, overpaymentPolicy: 'EXCESS_REFUND' });
+      const p = await mBtc('0.01', shop);
+      const report = reportFor(p.walletAddress!, '0.015');
+      const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
+      const [excess] = await refundsOf(depositId);
+      expect(excess!.amount).toBe('0.005');
+      expect(await broadcastRefund(m.deps, m.deps.chains, excess!.id)).toBe('CONFIRMED');
+      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      return { shop, p, report, depositId };
+    }
 
     it('DEPOSITED → FAILED: the deposit FAILED, the ledger takes back payable and fee, the merchant gets a callback; replays change nothing', async () => {
       const shop = await m.addBusiness({ name: 'Reorg shop', paymentCallbackUrl: CALLBACK_URL });
@@ -1215,41 +1231,25 @@ describe('driven by hand (no worker)', () => {
     });
 
     it('an excess already sent back is not sent again when the deposit is credited once more', async () => {
-      const shop = await m.addBusiness({ name: 'Reorg shop 6', overpaymentPolicy: 'EXCESS_REFUND' });
-      const p = await mBtc('0.01', shop);
-      const report = reportFor(p.walletAddress!, '0.015');
-      const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
-      const [excess] = await rows<{ id: string; amount: string }>(m.db.sql`select id, amount::text from refunds where deposit_id = ${depositId}`);
-      expect(new Dec(excess!.amount).toFixed()).toBe('0.005');
-      expect(await broadcastRefund(m.deps, m.deps.chains, excess!.id)).toBe('CONFIRMED');
-
-      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      const { shop, p, report, depositId } = await excessSentThenDropped('Reorg shop 6');
       expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
       const r = await mRead(p.paymentId, shop);
       expect(r.status).toBe('DEPOSITED');
       expect(depositOf(r, report.txHash)).toMatchObject({ status: 'CONFIRMED', displayPayableAmount: '594.00' });
       // the one refund, sent once: 0.01 credited + 0.005 returned = the 0.015 received
-      const refunds = await rows<{ status: string; amount: string }>(m.db.sql`select status, amount::text from refunds where deposit_id = ${depositId}`);
-      expect(refunds.map((x) => [x.status, new Dec(x.amount).toFixed()])).toEqual([['CONFIRMED', '0.005']]);
+      expect((await refundsOf(depositId)).map((x) => [x.status, x.amount])).toEqual([['CONFIRMED', '0.005']]);
       expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '6.00'], ['MERCHANT', 'EUR', '594.00']]);
     });
 
     it('back after another deposit covered the payment: what Kassa still holds of it is credited, its sent excess never sent again', async () => {
-      const shop = await m.addBusiness({ name: 'Reorg shop 7', overpaymentPolicy: 'EXCESS_REFUND' });
-      const p = await mBtc('0.01', shop);
-      const report = reportFor(p.walletAddress!, '0.015');
-      const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
-      const [excess] = await rows<{ id: string }>(m.db.sql`select id from refunds where deposit_id = ${depositId}`);
-      expect(await broadcastRefund(m.deps, m.deps.chains, excess!.id)).toBe('CONFIRMED');
-      await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
+      const { shop, p, report, depositId } = await excessSentThenDropped('Reorg shop 7');
       await ingestDeposit(m.deps, reportFor(p.walletAddress!));
       expect((await mRead(p.paymentId, shop)).status).toBe('DEPOSITED');
       // 0.015 received, 0.005 sent back: 0.01 is still Kassa's, and a deposit has one refund, so it is credited
       expect(await ingestDeposit(m.deps, report)).toMatchObject({ outcome: 'UPDATED', status: 'CONFIRMED' });
       const [d] = await rows<{ credited_amount: string }>(m.db.sql`select credited_amount::text from deposits where id = ${depositId}`);
       expect(new Dec(d!.credited_amount).toFixed()).toBe('0.01');
-      const refunds = await rows<{ status: string; amount: string }>(m.db.sql`select status, amount::text from refunds where deposit_id = ${depositId}`);
-      expect(refunds.map((x) => [x.status, new Dec(x.amount).toFixed()])).toEqual([['CONFIRMED', '0.005']]);
+      expect((await refundsOf(depositId)).map((x) => [x.status, x.amount])).toEqual([['CONFIRMED', '0.005']]);
       expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '12.00'], ['MERCHANT', 'EUR', '1188.00']]);
     });
 
@@ -1258,9 +1258,7 @@ describe('driven by hand (no worker)', () => {
       const p = await mBtc('0.01', shop);
       const report = reportFor(p.walletAddress!, '0.01001');
       const { depositId } = (await ingestDeposit(m.deps, report)) as { depositId: string };
-      const refundOf = async () =>
-        (await rows<{ id: string; status: string; amount: string }>(m.db.sql`select id, status, amount::text from refunds where deposit_id = ${depositId}`))
-          .map((x) => [x.status, new Dec(x.amount).toFixed()]);
+      const refundOf = async () => (await refundsOf(depositId)).map((x) => [x.status, x.amount]);
       // 0.00001 over: not above the 0.00002 fee
       expect(await refundOf()).toEqual([['NON_REFUNDABLE', '0.00001']]);
       await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
@@ -1341,13 +1339,11 @@ describe('driven by hand (no worker)', () => {
       const shop = await m.addBusiness({ name: 'Reorg shop 13', overpaymentPolicy: 'EXCESS_REFUND' });
       const p = await mBtc('0.01', shop);
       const report = { ...reportFor(p.walletAddress!, '0.015'), state: 'SEEN' as const, confirmations: 1 };
-      // confirmed by a report that comes only after the excess refund was made: left unsent, then cancelled by the drop
+      // confirmed at once: its excess refund is queued, and the drop cancels it before the job claims it
       const { depositId } = (await ingestDeposit(m.deps, { ...report, state: 'CONFIRMED', confirmations: 6 })) as { depositId: string };
       await ingestDeposit(m.deps, { ...report, state: 'DROPPED', confirmations: 0 });
       expect(await ingestDeposit(m.deps, { ...report, dictatedRiskScore: '9' })).toMatchObject({ outcome: 'UPDATED', status: 'BLOCKED' });
-      const refunds = await rows<{ type: string; reason: string; status: string; amount: string }>(m.db.sql`
-        select type, reason, status, amount::text from refunds where deposit_id = ${depositId}`);
-      expect(refunds.map((x) => [x.type, x.reason, x.status, new Dec(x.amount).toFixed()])).toEqual([['FULL', 'ILLICIT_DEPOSIT', 'NON_REFUNDABLE', '0.015']]);
+      expect((await refundsOf(depositId)).map((x) => [x.type, x.reason, x.status, x.amount])).toEqual([['FULL', 'ILLICIT_DEPOSIT', 'NON_REFUNDABLE', '0.015']]);
       expect((await mRead(p.paymentId, shop)).status).toBe('BLOCKED');
       expect(await balancesOf(shop.businessId)).toEqual([['FEES', 'EUR', '0.00'], ['MERCHANT', 'EUR', '0.00']]);
     });

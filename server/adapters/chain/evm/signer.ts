@@ -184,18 +184,10 @@ export class EvmSigner {
       await this.client.sendRawTransaction({ serializedTransaction: row.raw_tx });
     } catch (error) {
       // Already in the pool, or already mined (its nonce is used): not a failure of this broadcast.
-      if (!/already known|known transaction|nonce too low|already imported/i.test(nodeMessage(error))) throw error;
+      if (!isAlreadyInPool(error) && !isNonceUsed(error)) throw error;
     }
     await this.sql`update evm_transactions set status = 'SENT', updated_at = now() where id = ${id} and status = 'SIGNED'`;
     return this.stored((await this.row(id))!);
-  }
-
-  /** Rebroadcast every stored, unmined transaction (after a crash or a node outage); returns how many. */
-  async rebroadcastPending(): Promise<number> {
-    const open = await this.sql<{ id: string }[]>`
-      select id from evm_transactions where network = ${this.network} and status in ('SIGNED', 'SENT') order by nonce`;
-    for (const { id } of open) await this.broadcast(id);
-    return open.length;
   }
 
   /**
@@ -206,14 +198,16 @@ export class EvmSigner {
    * is its balance less the gas, so a dearer replacement could not be funded.
    * One transaction failing leaves the others tended; the failures are thrown together at the end,
    * for the log. A fee the node refuses now is no failure here: the bump is on its way.
+   * Also the recovery after a crash or a node outage. Returns how many unmined ones it sent.
    */
-  async tendPending(bumpAfterMs: number, now: Date = new Date()): Promise<void> {
+  async tendPending(bumpAfterMs: number, now: Date = new Date()): Promise<number> {
     const open = await this.sql<{ id: string; kind: 'PAYOUT' | 'SWEEP' | 'GAS_TOPUP'; max_fee_per_gas: string; max_priority_fee_per_gas: string; signed_at: Date | string | null }[]>`
       select t.id, t.kind, t.max_fee_per_gas::text, t.max_priority_fee_per_gas::text,
              (select max(a.created_at) from evm_transaction_attempts a where a.transaction_id = t.id) as signed_at
         from evm_transactions t
        where t.network = ${this.network} and t.status in ('SIGNED', 'SENT') order by t.nonce`;
     const failures: unknown[] = [];
+    let sent = 0;
     let market: Fees | undefined;
     for (const row of open) {
       try {
@@ -223,15 +217,18 @@ export class EvmSigner {
           market ??= await this.client.estimateFeesPerGas();
           if (market.maxFeePerGas > BigInt(row.max_fee_per_gas) || market.maxPriorityFeePerGas > BigInt(row.max_priority_fee_per_gas)) {
             await this.bumpFee(row.id);
+            sent++;
             continue;
           }
         }
         await this.broadcast(row.id);
+        sent++;
       } catch (error) {
         if (!isFeeRefusal(error)) failures.push(error);
       }
     }
     if (failures.length > 0) throw new AggregateError(failures, `${this.network}: ${failures.length} unmined transaction(s) could not be tended`);
+    return sent;
   }
 
   /**
@@ -301,10 +298,9 @@ export class EvmSigner {
     try {
       await this.client.sendRawTransaction({ serializedTransaction: raw });
     } catch (error) {
-      const message = nodeMessage(error);
       // Its nonce was used meanwhile (the previous version mined): nothing replaced.
-      if (/nonce too low/i.test(message)) return this.refresh(id);
-      if (!/already known|known transaction|already imported/i.test(message)) throw error;
+      if (isNonceUsed(error)) return this.refresh(id);
+      if (!isAlreadyInPool(error)) throw error;
     }
     await this.sql`
       update evm_transactions set raw_tx = ${raw}, tx_hash = ${hash}, status = 'SENT',
@@ -527,6 +523,10 @@ function nodeMessage(error: unknown): string {
   return error instanceof Error ? `${error.message} ${(error as { details?: string }).details ?? ''}` : String(error);
 }
 
+/** The node has these bytes already (its pool, or a block). */
+const isAlreadyInPool = (error: unknown) => /already known|known transaction|already imported/i.test(nodeMessage(error));
+/** The nonce is taken by a mined transaction (this one, another version of it, or another). */
+const isNonceUsed = (error: unknown) => /nonce too low/i.test(nodeMessage(error));
 /** The node refused the fees (below what blocks take now, or below its pool's floor): a bump is due, not a fault. */
 const isFeeRefusal = (error: unknown) => /less than block base fee|underpriced/i.test(nodeMessage(error));
 
