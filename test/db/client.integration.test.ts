@@ -2,10 +2,12 @@
  * db/client.ts opens two pools: the main one, where PostgreSQL chooses custom or generic plans
  * itself (a status given as a parameter still reaches its partial index), and the small one for
  * batched statements over arrays, which always runs the generic plan (the create INSERT was
- * planned again on every execution). The create batch must use the second pool.
+ * planned again on every execution). The create batch and the read stamps' batch must use the
+ * second pool, one connection for each batch either keeps in flight.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GENERIC_POOL_SIZE } from '../../db/client.js';
+import { BATCHES_IN_FLIGHT, GENERIC_POOL_SIZE } from '../../db/client.js';
+import { cachedPaymentJson, getPayment } from '../../server/modules/payments/index.js';
 import { createPayment } from '../../server/modules/payments/payment.service.js';
 import { getBusiness } from '../../server/modules/businesses/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -18,13 +20,27 @@ afterAll(async () => {
   await t?.close();
 });
 
+type Plans = { statements: number; generic: number; custom: number };
+
+/** The prepared statements like `pattern` on every connection of the batch pool, and how they were planned. */
+async function genericPlans(pattern: string): Promise<Plans> {
+  // pg_prepared_statements is per session: hold every connection of the pool and ask each.
+  const plansOf = `select count(*)::int as statements, coalesce(sum(generic_plans), 0)::int as generic, coalesce(sum(custom_plans), 0)::int as custom
+    from pg_prepared_statements where statement like $1`;
+  const held = await Promise.all(Array.from({ length: GENERIC_POOL_SIZE }, () => t.db.generic.reserve()));
+  const seen = await Promise.all(held.map(async (c) => (await c.unsafe<Plans[]>(plansOf, [pattern]))[0]!));
+  held.forEach((c) => c.release());
+  return seen.reduce((sum, row) => ({ statements: sum.statements + row.statements, generic: sum.generic + row.generic, custom: sum.custom + row.custom }));
+}
+
 const planMode = async (sql: TestApp['db']['sql']) => (await sql<{ plan_cache_mode: string }[]>`show plan_cache_mode`)[0]!.plan_cache_mode;
 
 describe('the two pools of a Database', () => {
   it('the main pool plans as PostgreSQL chooses; the batch pool always uses generic plans', async () => {
     expect(await planMode(t.db.sql)).toBe('auto');
     expect(await planMode(t.db.generic)).toBe('force_generic_plan');
-    expect(GENERIC_POOL_SIZE).toBe(2);
+    expect(BATCHES_IN_FLIGHT).toBe(2);
+    expect(GENERIC_POOL_SIZE).toBe(4);
   });
 
   it('a batch of creates runs its INSERT as a prepared statement of the batch pool, with its generic plan', async () => {
@@ -33,17 +49,26 @@ describe('the two pools of a Database', () => {
     for (let round = 0; round < 3; round++) {
       await Promise.all(['a', 'b', 'c'].map((id) => createPayment(t.deps, caller, input(`plans-${round}-${id}`))));
     }
-    // pg_prepared_statements is per session: hold every connection of the pool and ask each.
-    type Plans = { statements: number; generic: number; custom: number };
-    const plansOf = `select count(*)::int as statements, coalesce(sum(generic_plans), 0)::int as generic, coalesce(sum(custom_plans), 0)::int as custom
-      from pg_prepared_statements where statement like 'insert into payments%'`;
-    const held = await Promise.all(Array.from({ length: GENERIC_POOL_SIZE }, () => t.db.generic.reserve()));
-    const seen = await Promise.all(held.map(async (c) => (await c.unsafe<Plans[]>(plansOf))[0]!));
-    held.forEach((c) => c.release());
-    const total = seen.reduce((sum, row) => ({ statements: sum.statements + row.statements, generic: sum.generic + row.generic, custom: sum.custom + row.custom }));
+    const total = await genericPlans('insert into payments%');
     expect(total.statements).toBeGreaterThanOrEqual(1);
     // One execution a batch: each round is one batch or, if its creates reach the batcher apart, more.
     expect(total.generic).toBeGreaterThanOrEqual(3);
     expect(total.custom).toBe(0);
+  });
+
+  it('the reads of one turn ask for their stamps in one execution of a prepared statement of the batch pool, with its generic plan', async () => {
+    const created = await Promise.all(['r1', 'r2', 'r3'].map((id) => t.signed('POST', '/v1/payments', {
+      clientPaymentId: `plans-read-${id}`, businessId: t.business.businessId, locale: 'en', depositCurrency: 'BTC', depositAmount: '0.01', network: 'BTC',
+    })));
+    const ids = created.map((res) => res.json().paymentInfo.paymentId as string);
+    const read = (id: string) => cachedPaymentJson(t.deps, t.business.businessId, id, undefined, () => getPayment(t.deps, t.business.businessId, id));
+    const before = await genericPlans('%json_to_recordset%x(i int, payment_id uuid%');
+    const records = await Promise.all(ids.map(read));
+    const after = await genericPlans('%json_to_recordset%x(i int, payment_id uuid%');
+    expect(records.map((json) => JSON.parse(json).paymentId)).toEqual(ids);
+    expect(after.statements).toBe(1);
+    // Three reads, one execution.
+    expect(after.generic - before.generic).toBe(1);
+    expect(after.custom).toBe(0);
   });
 });

@@ -6,6 +6,8 @@
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KassaError } from '../../../server/platform/errors.js';
+import { StaleCallerError, type CallerProof } from '../../../server/modules/businesses/index.js';
 import { cachedPaymentJson, getPayment, PaymentRecordSchema } from '../../../server/modules/payments/index.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
 
@@ -116,5 +118,30 @@ describe('the payment read cache', () => {
     await t.db.db.execute(sql`update api_keys set revoked_at = now() where key = ${who.apiKey}`);
     const refused = await t.signed('GET', `/v1/payments/${paymentId}`, undefined, who);
     expect(refused.statusCode).toBe(401);
+  });
+
+  it('reads asking in one statement each get their own answer: the record, 404 for another business or an unknown id, a stale proof refused', async () => {
+    const [mine, alsoMine] = [await btcPayment(), await btcPayment()];
+    const other = await t.addBusiness({ name: 'Batch neighbour' });
+    const proofOf = async (apiKey: string): Promise<CallerProof> => {
+      const [row] = (await t.db.db.execute(sql`select k.id as "apiKeyId", k.xmin::text as "keyVersion", b.xmin::text as "businessVersion"
+        from api_keys k join businesses b on b.id = k.business_id where k.key = ${apiKey}`)) as unknown as [CallerProof];
+      return row;
+    };
+    const proof = await proofOf(t.business.apiKey);
+    const read = (businessId: string, paymentId: string, with_: CallerProof | undefined) =>
+      cachedPaymentJson(t.deps, businessId, paymentId, with_, () => getPayment(t.deps, businessId, paymentId)).then(
+        (json) => JSON.parse(json).paymentId as string,
+        (error: Error) => (error instanceof StaleCallerError ? 'stale' : error instanceof KassaError ? error.code : error.message),
+      );
+    // Called in one turn: one batch.
+    const answers = await Promise.all([
+      read(t.business.businessId, mine, proof),
+      read(other.businessId, mine, await proofOf(other.apiKey)),
+      read(t.business.businessId, mine, { ...proof, keyVersion: '1' }),
+      read(t.business.businessId, '00000000-0000-4000-8000-000000000000', proof),
+      read(t.business.businessId, alsoMine, undefined),
+    ]);
+    expect(answers).toEqual([mine, 'NOT_FOUND', 'stale', 'NOT_FOUND', alsoMine]);
   });
 });
