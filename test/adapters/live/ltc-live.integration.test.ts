@@ -5,7 +5,9 @@
  * outputs in one block both counted and still once each after a restart and
  * a rescan, an underpayment that stays short, a double-spend after
  * invalidateblock never credited, a withdrawal signed by Kassa itself from
- * the outputs it tracks, and /ready failing when the node stops.
+ * the outputs it tracks, one the market outbids replaced by the signer (the
+ * node accepts replacements, as Bitcoin Core does), and /ready failing when
+ * the node stops.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildLiveDeps } from '../../../server/compose.js';
@@ -54,7 +56,7 @@ describe.skipIf(!available)('live mode on a Litecoin regtest node', () => {
   }
 
   beforeAll(async () => {
-    node = await startLitecoind();
+    node = await startLitecoind({ replacement: true });
     await node.mine(101); // a spendable coinbase for the funder
     app = await startLiveApp({
       KASSA_LTC_RPC_URL: node.url,
@@ -182,6 +184,42 @@ describe.skipIf(!available)('live mode on a Litecoin regtest node', () => {
     expect(toPayee.map((o) => new Dec(o.value).toFixed())).toEqual([new Dec(read.json().actualWithdrawAmount).toFixed()]);
     await node.mine(1);
     expect((await node.rpc.call<{ confirmations?: number }>('getrawtransaction', [body.transactionId, true])).confirmations).toBe(1);
+  });
+
+  test('a withdrawal the market outbids is replaced by the signer, and then shows the hash on chain (with an event keeping the old one)', async () => {
+    await postEntries(app.db.db, [{ businessId: app.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '1000', kind: 'TEST' }], app.clock.now());
+    const payee = await node.funder.call<string>('getnewaddress', ['', 'bech32']);
+    const created = await app.signed('POST', '/v1/withdrawals', {
+      clientWithdrawalId: 'ltc-w-bump', businessId: app.business.businessId, withdrawCurrency: 'LTC', network: 'LTC', address: payee, amount: '0.04',
+    });
+    expect(created.statusCode, created.body).toBe(200);
+    const id = created.json().withdrawalId as string;
+    const first = await eventually(async () => {
+      const r = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
+      return r.status === 'COMPLETED' ? (r.transactionId as string) : null;
+    }, 30_000, 'the withdrawal sent');
+    // Unmined, and the market rose: the signer (here with the operator's new fee rate) replaces it at once.
+    const signer = await buildLiveDeps(app.deps.config, app.db, parseMasterKey(TEST_MASTER_KEY), 'signer', {
+      now: app.clock.now,
+      env: { ...app.env, KASSA_LTC_FALLBACK_FEE_RATE: '8', KASSA_LTC_FEE_BUMP_AFTER_S: '0' },
+      startAttempts: 1,
+    });
+    await signer.background.find((t) => t.name === 'rebroadcast')!.runOnce();
+    const read = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
+    expect(read.status).toBe('COMPLETED');
+    expect(read.transactionId).not.toBe(first);
+    const mempool = await node.rpc.call<string[]>('getrawmempool');
+    expect(mempool).toContain(read.transactionId);
+    expect(mempool).not.toContain(first);
+    await node.mine(1);
+    expect((await node.rpc.call<{ confirmations?: number }>('getrawtransaction', [read.transactionId, true])).confirmations).toBe(1);
+    const tx = await node.rpc.call<{ vout: { value: string; scriptPubKey: { addresses?: string[]; address?: string } }[] }>('getrawtransaction', [read.transactionId, true]);
+    expect(tx.vout.filter((o) => (o.scriptPubKey.addresses ?? [o.scriptPubKey.address]).includes(payee)).map((o) => new Dec(o.value).toFixed())).toEqual([
+      new Dec(read.actualWithdrawAmount).toFixed(),
+    ]);
+    const [event] = await app.db.sql<{ data: { previousTransactionId: string; transactionId: string } }[]>`
+      select data from events where entity_type = 'withdrawal' and entity_id = ${id} and from_status = 'COMPLETED' and to_status = 'COMPLETED'`;
+    expect(event!.data).toMatchObject({ previousTransactionId: first, transactionId: read.transactionId });
   });
 
   test('/ready shows the network, and fails when the node stops', async () => {

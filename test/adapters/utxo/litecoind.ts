@@ -42,7 +42,11 @@ export type Litecoind = {
   stop(): Promise<void>;
 };
 
-export async function startLitecoind(): Promise<Litecoind> {
+/**
+ * `replacement`: accept BIP-125 replacements in the mempool, as Bitcoin Core does by default
+ * (Litecoin Core's default, `-mempoolreplacement=0`, refuses them).
+ */
+export async function startLitecoind(options: { replacement?: boolean } = {}): Promise<Litecoind> {
   const datadir = mkdtempSync(join(tmpdir(), 'kassa-ltc-'));
   const rpcPort = await freePort();
   const user = 'kassa';
@@ -66,6 +70,7 @@ export async function startLitecoind(): Promise<Litecoind> {
       // Creating a wallet derives its whole keypool: 1000 keys take >10 s when several nodes start
       // at once on two shared cores; the test wallet needs a handful.
       '-keypool=20',
+      ...(options.replacement ? ['-mempoolreplacement=1'] : []),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );

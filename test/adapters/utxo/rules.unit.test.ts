@@ -1,7 +1,7 @@
 /** The engine's pure rules: confirmations, state machine, gap, fees, coin selection, amounts, params. */
 import { describe, expect, it } from 'vitest';
 import { addressesToDerive, confirmationsAt, creditedNextState, forkPoint, needsReport, nextState, transactionFee } from '../../../server/adapters/chain/utxo/scanner.rules.js';
-import { chooseFeeRate, feeFor, InsufficientFundsError, isSpendable, satPerVbToKvb, selectCoins, SIZES } from '../../../server/adapters/chain/utxo/wallet.rules.js';
+import { chooseFeeRate, feeFor, InsufficientFundsError, isSpendable, replacementFee, satPerVbToKvb, selectCoins, SIZES } from '../../../server/adapters/chain/utxo/wallet.rules.js';
 import { fromBaseUnits, toBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
 import { confirmationsFor, resolveParams } from '../../../server/adapters/chain/utxo/params.js';
 import { exactAmounts } from '../../../server/adapters/chain/utxo/rpc.js';
@@ -155,3 +155,22 @@ describe('amounts and parameters', () => {
     expect([confirmationsFor('BTC'), confirmationsFor('LTC'), confirmationsFor('BCH'), confirmationsFor('LTC', 3)]).toEqual([2, 6, 6, 3]);
   });
 });
+
+describe('replacement fee (BIP-125)', () => {
+  const base = { vsize: 141, oldFee: 1_410n, change: 100_000n, incrementalSatPerKvb: 1_000n, dust: 546n };
+  it('pays the market rate over its size, the difference from the change', () => {
+    expect(replacementFee({ ...base, marketSatPerKvb: 40_000n })).toEqual({ fee: 5_640n, change: 100_000n - (5_640n - 1_410n) });
+  });
+  it('pays at least the old fee plus the incremental relay fee over its size, even when the market is barely above', () => {
+    // 11 sat/vB would be 1,551 sat: less than 1,410 + 141.
+    expect(replacementFee({ ...base, marketSatPerKvb: 11_000n })).toEqual({ fee: 1_551n, change: 100_000n - 141n });
+    expect(replacementFee({ ...base, marketSatPerKvb: 10_500n })).toEqual({ fee: 1_551n, change: 100_000n - 141n });
+  });
+  it('is none when the change would not stay above dust', () => {
+    // 4,230 more fee: 4,777 of change leaves 547, 4,776 leaves the 546 of dust.
+    expect(replacementFee({ ...base, change: 4_777n, marketSatPerKvb: 40_000n })).toEqual({ fee: 5_640n, change: 547n });
+    expect(replacementFee({ ...base, change: 4_776n, marketSatPerKvb: 40_000n })).toBeNull();
+    expect(replacementFee({ ...base, change: 0n, marketSatPerKvb: 40_000n })).toBeNull();
+  });
+});
+

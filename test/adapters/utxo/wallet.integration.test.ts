@@ -1,11 +1,9 @@
 /**
  * Payouts from tracked UTXOs against a real Litecoin Core regtest node and a real PostgreSQL.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { filesWithModes } from '../../helpers/owned-files.js';
 import { litecoindAvailable, startLitecoind, type Litecoind } from './litecoind.js';
 import { accountXpub, MNEMONIC, recordingSink } from './fixtures.js';
 import { AccountKeys } from '../../../server/adapters/chain/utxo/keys.js';
@@ -19,6 +17,7 @@ import { RpcClient, RpcUnavailableError } from '../../../server/adapters/chain/u
 import { fromBaseUnits, toBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
 
 const available = litecoindAvailable();
+const mnemonicFile = filesWithModes('kassa-signer-');
 
 /** The real client, except that broadcasts time out: the node never gets the transaction. */
 class BroadcastTimesOut extends RpcClient {
@@ -39,7 +38,6 @@ describe.skipIf(!available)('UTXO wallet on a Litecoin regtest node', () => {
   let wallet: UtxoWallet;
   let signer: UtxoSigner;
   let payee: RpcClient;
-  let dir: string;
   const xpub = accountXpub("m/84'/2'/0'");
 
   beforeAll(async () => {
@@ -48,10 +46,7 @@ describe.skipIf(!available)('UTXO wallet on a Litecoin regtest node', () => {
     await node.mine(101);
     params = resolveParams('LTC', (await node.rpc.call<{ chain: string }>('getblockchaininfo')).chain);
     keys = new AccountKeys(xpub, params);
-    dir = mkdtempSync(join(tmpdir(), 'kassa-signer-'));
-    const file = join(dir, 'mnemonic');
-    writeFileSync(file, `${MNEMONIC}\n`, { mode: 0o600 });
-    signer = UtxoSigner.fromFile(file, { LTC: xpub });
+    signer = UtxoSigner.fromFile(mnemonicFile('mnemonic', `${MNEMONIC}\n`, 0o600), { LTC: xpub });
     scanner = new UtxoScanner({ rpc: node.rpc, sql: db.sql, keys, params, confirmations: 6, sink: recordingSink().sink });
     wallet = new UtxoWallet({ rpc: node.rpc, sql: db.sql, keys, params, signer });
     await node.rpc.call('createwallet', ['payee']);
@@ -66,7 +61,6 @@ describe.skipIf(!available)('UTXO wallet on a Litecoin regtest node', () => {
   afterAll(async () => {
     await node?.stop();
     await db?.drop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('pays from tracked UTXOs with the stored txid, change to <xpub>/1/i, fallback fee rate and RBF', async () => {

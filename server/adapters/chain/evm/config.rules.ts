@@ -45,7 +45,8 @@ export function parseConfirmations(value: string | undefined, network: EvmNetwor
   return Number(value);
 }
 
-export function parseFeeBumpAfter(value: string | undefined, network: EvmNetwork): number {
+/** `KASSA_<NET>_FEE_BUMP_AFTER_S` of any network that replaces stuck payouts (ETH, BSC, BTC, LTC). */
+export function parseFeeBumpAfter(value: string | undefined, network: string): number {
   if (value === undefined || value.trim() === '') return DEFAULT_FEE_BUMP_AFTER_S;
   if (!/^\d+$/.test(value.trim())) throw new Error(`KASSA_${network}_FEE_BUMP_AFTER_S must be a whole number of seconds, got "${value}"`);
   return Number(value);

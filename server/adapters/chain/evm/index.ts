@@ -1,5 +1,5 @@
 /** The EVM engine's public face (ETH, BSC): what a ChainPort adapter imports. */
-export { DEFAULT_CONFIRMATIONS, parseTokens, readNetworkConfig, splitRpcCredentials, type EvmNetworkConfig } from './config.rules.js';
+export { DEFAULT_CONFIRMATIONS, parseFeeBumpAfter, parseTokens, readNetworkConfig, splitRpcCredentials, type EvmNetworkConfig } from './config.rules.js';
 export { addressBook, parseExtendedPublicKey, EVM_ACCOUNT_PATH, type EvmAddressBook } from './keys.js';
 export { reconcileNative, type NativeReconciliation } from './reconcile.js';
 export { clientFromEnv, createEvmClient, type RpcOptions } from './rpc.js';

@@ -5,7 +5,7 @@
  * Errors name the variable, and no network at all is an error naming the
  * variables to set.
  */
-import { readNetworkConfig as readEvmConfig, type EvmNetworkConfig } from '../evm/index.js';
+import { parseFeeBumpAfter, readNetworkConfig as readEvmConfig, type EvmNetworkConfig } from '../evm/index.js';
 import { UTXO_NETWORKS, type UtxoNetwork } from '../utxo/index.js';
 import { confirmationsFor } from '../utxo/params.js';
 
@@ -17,6 +17,8 @@ export type UtxoNetworkConfig = {
   xpub: string;
   confirmations: number;
   fallbackFeeRate: string | undefined;
+  /** `KASSA_<NET>_FEE_BUMP_AFTER_S`: a BTC/LTC payout unmined this long while the market asks more is replaced (BCH has no RBF). */
+  feeBumpAfterS: number;
 };
 
 export type LiveChainConfig = {
@@ -56,6 +58,7 @@ function readUtxoConfig(env: Env, network: UtxoNetwork): UtxoNetworkConfig | und
     xpub,
     confirmations: wholeNumber(env, `KASSA_${network}_CONFIRMATIONS`, confirmationsFor(network)),
     fallbackFeeRate: fee || undefined,
+    feeBumpAfterS: parseFeeBumpAfter(env[`KASSA_${network}_FEE_BUMP_AFTER_S`], network),
   };
 }
 

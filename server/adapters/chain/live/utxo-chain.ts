@@ -61,10 +61,9 @@ export async function openUtxoChain(
     },
     health: () => engine.health(),
     async rebroadcast() {
-      await engine.rebroadcastPending();
+      await engine.tendPending(config.feeBumpAfterS * 1000);
     },
-    // No fee bumps here yet: RBF is signalled, but nothing replaces a payout.
-    replacedPayouts: async () => [],
+    replacedPayouts: () => engine.replacedPayouts(),
     async close() {},
   };
 }

@@ -9,7 +9,7 @@ import { RpcClient } from './rpc.js';
 import { confirmationsFor, resolveParams, type ResolvedParams, type UtxoNetwork } from './params.js';
 import { UtxoScanner } from './scanner.js';
 import { UtxoWallet } from './wallet.js';
-import { countCreditedOffChain, creditedThenReorged, readCursor, type Sql } from './store.js';
+import { countCreditedOffChain, creditedThenReorged, readCursor, replacedPayouts, type Sql } from './store.js';
 import { scriptForAddress } from './keys.js';
 import type { PayoutSigner } from './signer.js';
 import type { DepositSink, PayoutRequest, PayoutResult } from './types.js';
@@ -49,8 +49,13 @@ export type UtxoEngine = {
   scan: UtxoScanner['scan'];
   payout(request: PayoutRequest): Promise<PayoutResult>;
   rebroadcast(id: string): Promise<PayoutResult>;
-  /** Every recent payout not yet mined, sent again (same bytes); the number sent. */
-  rebroadcastPending(): Promise<number>;
+  /**
+   * The signer's pass: every recent payout not yet mined is sent again (same bytes), or, on BTC/LTC,
+   * replaced at the market's fee once unmined for `bumpAfterMs` (`UtxoWallet.tendPending`); the number sent.
+   */
+  tendPending(bumpAfterMs: number): Promise<number>;
+  /** Payouts replaced at least once, with the hash each now stands for (the one mined, or the latest sent). */
+  replacedPayouts(): Promise<{ id: string; txHash: string }[]>;
   /** For `/ready` and `/metrics`: the scanner's height, its lag behind the node, reorgs seen. */
   health(): Promise<{
     ok: boolean;
@@ -106,7 +111,8 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
     scan: () => scanner.scan(),
     payout: (request) => (wallet ? wallet.payout(request) : noSigner()),
     rebroadcast: (id) => (wallet ? wallet.rebroadcast(id) : noSigner()),
-    rebroadcastPending: () => (wallet ? wallet.rebroadcastPending() : Promise.resolve(0)),
+    tendPending: (bumpAfterMs) => (wallet ? wallet.tendPending(bumpAfterMs) : Promise.resolve(0)),
+    replacedPayouts: () => replacedPayouts(config.sql, config.network, 7),
     health: async () => {
       const cursor = await readCursor(config.sql, config.network);
       const base = {

@@ -216,7 +216,87 @@ export async function insertPayout(
     insert into utxo_payouts (network, id, to_address, amount, txid, raw_tx, fee, fee_rate, change_index, inputs)
     values (${network}, ${p.id}, ${p.toAddress}, ${p.amount.toString()}, ${p.txid}, ${p.rawTx}, ${p.fee.toString()}, ${p.feeRate},
             ${p.changeIndex}, ${JSON.stringify(p.inputs)}::jsonb)`;
+  await insertAttempt(sql, network, p.id, p);
   await markSpent(sql, network, p.inputs.map((i) => ({ ...i, spender: p.txid })));
+}
+
+/** A signed version of a payout (the first, or a replacement), stored before it is sent. */
+export async function insertAttempt(
+  sql: SqlLike,
+  network: string,
+  payoutId: string,
+  a: { txid: string; rawTx: string; fee: bigint; feeRate: string },
+): Promise<void> {
+  await sql`
+    insert into utxo_payout_attempts (network, txid, payout_id, raw_tx, fee, fee_rate)
+    values (${network}, ${a.txid}, ${payoutId}, ${a.rawTx}, ${a.fee.toString()}, ${a.feeRate})
+    on conflict (network, txid) do nothing`;
+}
+
+/** The payout's signed versions, oldest first. */
+export async function payoutAttempts(sql: SqlLike, network: string, payoutId: string): Promise<{ txid: string; rawTx: string; fee: bigint; feeRate: string }[]> {
+  const rows = await sql<{ txid: string; rawTx: string; fee: string; feeRate: string }[]>`
+    select txid, raw_tx as "rawTx", fee, fee_rate::text as "feeRate" from utxo_payout_attempts
+    where network = ${network} and payout_id = ${payoutId} order by created_at, txid`;
+  return rows.map((r) => ({ ...r, fee: BigInt(r.fee) }));
+}
+
+/**
+ * Make the stored version `txid` the payout's version in force, only from the version `from` it was
+ * read at (a concurrent pass that moved it first wins). True when it moved.
+ */
+export async function movePayoutTo(sql: SqlLike, network: string, payoutId: string, from: string, txid: string): Promise<boolean> {
+  const moved = await sql`
+    update utxo_payouts p set txid = a.txid, raw_tx = a.raw_tx, fee = a.fee, fee_rate = a.fee_rate, last_error = null
+      from utxo_payout_attempts a
+     where p.network = ${network} and p.id = ${payoutId} and p.txid = ${from}
+       and a.network = p.network and a.payout_id = p.id and a.txid = ${txid}`;
+  return moved.count === 1;
+}
+
+export type OpenPayout = { id: string; txid: string; fee: bigint; feeRate: string; changeIndex: number | null; inputs: { txid: string; vout: number }[]; signedAt: Date };
+
+/**
+ * Payouts created within `withinDays`, with when their last version was signed (a replacement the
+ * node refused counts: the next is tried one wait later, not on every pass).
+ */
+export async function recentPayouts(sql: SqlLike, network: string, withinDays: number): Promise<OpenPayout[]> {
+  const rows = await sql<(Omit<OpenPayout, 'fee'> & { fee: string })[]>`
+    select p.id, p.txid, p.fee, p.fee_rate::text as "feeRate", p.change_index as "changeIndex", p.inputs,
+           greatest(p.created_at, (select max(a.created_at) from utxo_payout_attempts a where a.network = p.network and a.payout_id = p.id)) as "signedAt"
+      from utxo_payouts p
+     where p.network = ${network} and p.created_at > now() - make_interval(days => ${withinDays})
+     order by p.created_at, p.id`;
+  return rows.map((r) => ({ ...r, fee: BigInt(r.fee), signedAt: new Date(r.signedAt) }));
+}
+
+/** The tracked outputs a payout spends, in its input order (what signing it again needs). */
+export async function outputsAt(sql: SqlLike, network: string, refs: { txid: string; vout: number }[]): Promise<OutputRow[]> {
+  const rows = await sql<RawOutputRow[]>`
+    select ${OUTPUT_COLUMNS(sql)} from utxo_outputs
+    where network = ${network} and (txid, vout) in (select * from unnest(${refs.map((r) => r.txid)}::text[], ${refs.map((r) => r.vout)}::int[]))`;
+  const byKey = new Map(rows.map((r) => [`${r.txid}:${r.vout}`, toOutputRow(r)]));
+  return refs.map((r) => {
+    const row = byKey.get(`${r.txid}:${r.vout}`);
+    if (!row) throw new Error(`${network}: the payout input ${r.txid}:${r.vout} is not a tracked output`);
+    return row;
+  });
+}
+
+/** Whether the change of payout transaction `txid` (at `<xpub>/1/changeIndex`) is spent, e.g. by a later payout. */
+export async function changeSpent(sql: SqlLike, network: string, txid: string, changeIndex: number): Promise<boolean> {
+  const [row] = await sql<{ spent: boolean }[]>`
+    select exists (select 1 from utxo_outputs where network = ${network} and txid = ${txid} and branch = 1 and idx = ${changeIndex}
+                    and spent_by is not null) as spent`;
+  return row!.spent;
+}
+
+/** Payouts signed more than once (replaced, or a replacement tried), with the version in force: what the app's records of them should show. */
+export async function replacedPayouts(sql: SqlLike, network: string, withinDays: number): Promise<{ id: string; txHash: string }[]> {
+  return sql<{ id: string; txHash: string }[]>`
+    select p.id, p.txid as "txHash" from utxo_payouts p
+     where p.network = ${network} and p.created_at > now() - make_interval(days => ${withinDays})
+       and (select count(*) from utxo_payout_attempts a where a.network = p.network and a.payout_id = p.id) > 1`;
 }
 
 export async function recordBroadcast(sql: SqlLike, network: string, id: string, error: string | null): Promise<void> {

@@ -99,3 +99,25 @@ export function isSpendable(o: { branch: number; state: string; blockHeight: num
   if (o.spentBy !== null || o.state === 'DROPPED' || o.blockHeight === null) return false;
   return o.branch === 0 ? o.state === 'CONFIRMED' : true;
 }
+
+/**
+ * The fee of a replacement of a stuck payout (BIP-125): the same inputs and payee output, the
+ * difference taken from the change. It pays the market rate over its size, and at least the old
+ * fee plus the relay's incremental fee over its size (rules 3 and 4: a higher absolute fee, enough
+ * to pay for its own relay). Null when the change, less that difference, would not stay above
+ * `dust`: then the payout is left as it is (dropping the change would pay it all to the miners).
+ */
+export function replacementFee(args: {
+  vsize: number;
+  oldFee: bigint;
+  change: bigint;
+  marketSatPerKvb: bigint;
+  incrementalSatPerKvb: bigint;
+  dust: bigint;
+}): { fee: bigint; change: bigint } | null {
+  const atMarket = feeFor(args.vsize, args.marketSatPerKvb);
+  const least = args.oldFee + feeFor(args.vsize, args.incrementalSatPerKvb);
+  const fee = atMarket > least ? atMarket : least;
+  const change = args.change - (fee - args.oldFee);
+  return change > args.dust ? { fee, change } : null;
+}

@@ -11,7 +11,7 @@ import { AccountKeys, CHANGE, scriptForAddress } from './keys.js';
 import { toBaseUnits } from './amounts.js';
 import { RpcError, RPC_CODES, type RpcClient } from './rpc.js';
 import * as store from './store.js';
-import { chooseFeeRate, isSpendable, outputSize, satPerVbToKvb, selectCoins, SIZES, type FeeEstimate } from './wallet.rules.js';
+import { chooseFeeRate, feeFor, isSpendable, outputSize, replacementFee, satPerVbToKvb, selectCoins, SIZES, type FeeEstimate } from './wallet.rules.js';
 import type { ResolvedParams } from './params.js';
 import type { PayoutSigner, UnsignedInput } from './signer.js';
 import type { PayoutRequest, PayoutResult } from './types.js';
@@ -165,21 +165,119 @@ export class UtxoWallet {
   }
 
   /**
-   * Send every recent payout that is not mined on the best chain again, the
-   * same bytes (a node restart or a full mempool may have dropped it).
-   * Returns how many were sent; a refusal stays recorded on its row.
+   * The signer's pass over the payouts of the last `withinDays` (every minute): each is looked up
+   * first, every signed version of it (a replacement, or the version it replaced, may be the one
+   * mined, or the one in the mempool). On a chain with RBF, a payout whose last version was signed
+   * `bumpAfterMs` ago, while the market asks more than its version in force pays, is replaced
+   * (`bumpFee`); the others are sent again, the same bytes (a node restart or a full mempool may have
+   * dropped them). A refused broadcast stays recorded on its row; other failures leave the rest
+   * tended and are thrown together at the end, for the log. Also the recovery after a crash or a
+   * node outage. Returns how many unmined payouts it sent.
    */
-  async rebroadcastPending(withinDays = 7): Promise<number> {
-    const rows = await this.o.sql<{ id: string; txid: string }[]>`
-      select id, txid from utxo_payouts where network = ${this.network} and created_at > now() - make_interval(days => ${withinDays})`;
+  async tendPending(bumpAfterMs: number, now: Date = new Date(), withinDays = 7): Promise<number> {
+    const failures: unknown[] = [];
     let sent = 0;
-    for (const row of rows) {
-      if (await this.minedOnBestChain(row.txid)) continue;
-      const payout = await store.findPayout(this.o.sql, this.network, row.id);
-      if (!payout) continue;
-      await this.broadcast(payout).then(() => sent++, () => {});
+    let market: bigint | undefined;
+    for (const open of await store.recentPayouts(this.o.sql, this.network, withinDays)) {
+      try {
+        const state = await this.refresh(open);
+        if (state !== 'UNMINED') continue;
+        const waited = now.getTime() - open.signedAt.getTime() >= bumpAfterMs;
+        if (this.o.params.rbf && waited && open.changeIndex !== null) {
+          market ??= (await this.feeRate()).satPerKvb;
+          if (market > satPerVbToKvb(open.feeRate)) {
+            const bumped = await this.bumpFee(open, market);
+            if (bumped === 'REPLACED') sent++;
+            // A refusal stays recorded on the row: sending the version in force again would clear it.
+            if (bumped !== 'NOT_BUMPABLE') continue;
+          }
+        }
+        const payout = await store.findPayout(this.o.sql, this.network, open.id);
+        if (payout) await this.broadcast(payout).then(() => sent++, (e) => (e instanceof PayoutBroadcastError ? undefined : Promise.reject(e)));
+      } catch (error) {
+        failures.push(error);
+      }
     }
+    if (failures.length > 0) throw new AggregateError(failures, `${this.network}: ${failures.length} unmined payout(s) could not be tended`);
     return sent;
+  }
+
+  /**
+   * Where the payout's versions are: MINED when one is on the best chain, MOVED when another version
+   * than the row's is in the node's mempool (a crash between a replacement's send and its record),
+   * UNMINED otherwise. The version found becomes the one in force (compare-and-set from the version
+   * read), so the payout shows the hash on chain. The row's own version is looked up too, even
+   * without an attempt row (one signed before the upgrade that added them).
+   */
+  private async refresh(open: store.OpenPayout): Promise<'MINED' | 'MOVED' | 'UNMINED'> {
+    const attempts = (await store.payoutAttempts(this.o.sql, this.network, open.id)).map((a) => a.txid);
+    const versions = [...new Set([open.txid, ...attempts])];
+    for (const txid of versions) {
+      if (!(await this.minedOnBestChain(txid))) continue;
+      if (txid !== open.txid) await store.movePayoutTo(this.o.sql, this.network, open.id, open.txid, txid);
+      return 'MINED';
+    }
+    for (const txid of versions) {
+      if (txid === open.txid || !(await this.inMempool(txid))) continue;
+      await store.movePayoutTo(this.o.sql, this.network, open.id, open.txid, txid);
+      return 'MOVED';
+    }
+    return 'UNMINED';
+  }
+
+  private async inMempool(txid: string): Promise<boolean> {
+    return this.o.rpc.call('getmempoolentry', [txid]).then(
+      () => true,
+      (error) => (error instanceof RpcError ? false : Promise.reject(error)),
+    );
+  }
+
+  /**
+   * Replace a stuck payout (BIP-125): the same inputs and payee output, the change less the dearer
+   * fee (`replacementFee`), signed, stored, then sent; the payout moves to it only once the node took
+   * it, and only from the version it was read at, so a refused replacement leaves the previous
+   * version in force. NOT_BUMPABLE, and nothing signed, when the change cannot pay for the bump, or
+   * is already spent by a later payout (after a reorganisation: replacing it would orphan that one).
+   */
+  async bumpFee(open: store.OpenPayout, marketSatPerKvb: bigint): Promise<'REPLACED' | 'REFUSED' | 'NOT_BUMPABLE'> {
+    const payout = await store.findPayout(this.o.sql, this.network, open.id);
+    if (!payout || open.changeIndex === null || payout.txid !== open.txid) return 'NOT_BUMPABLE';
+    if (await store.changeSpent(this.o.sql, this.network, open.txid, open.changeIndex)) return 'NOT_BUMPABLE';
+    const spent = await store.outputsAt(this.o.sql, this.network, open.inputs);
+    const change = spent.reduce((sum, o) => sum + o.amount, 0n) - payout.amount - payout.fee;
+    const payeeScript = scriptForAddress(payout.toAddress, this.o.params);
+    const sizes = SIZES[this.o.params.addressType];
+    const vsize = sizes.overhead + spent.length * sizes.input + outputSize(payeeScript.length) + sizes.output;
+    const incremental = await this.incrementalFeeRate();
+    const next = replacementFee({ vsize, oldFee: payout.fee, change, marketSatPerKvb, incrementalSatPerKvb: incremental, dust: this.o.dust ?? 546n });
+    if (!next) return 'NOT_BUMPABLE';
+    const signed = this.o.signer.sign({
+      network: this.o.params.network,
+      inputs: spent.map((o) => ({ txid: o.txid, vout: o.vout, amount: o.amount, script: o.script, branch: o.branch, idx: o.idx })),
+      outputs: [
+        { script: payeeScript, amount: payout.amount },
+        { script: hex.decode(this.o.keys.derive(CHANGE, open.changeIndex).script), amount: next.change },
+      ],
+    });
+    // The estimate is an upper bound; the signed size decides (a relay requires the increment over it).
+    if (next.fee - payout.fee < feeFor(signed.vsize, incremental)) return 'NOT_BUMPABLE';
+    // sat/vB the replacement pays (rounded down), what the next pass compares with the market.
+    const feeRate = new Decimal(((next.fee * 1000n) / BigInt(signed.vsize)).toString()).div(1000).toFixed();
+    await store.insertAttempt(this.o.sql, this.network, open.id, { txid: signed.txid, rawTx: signed.hex, fee: next.fee, feeRate });
+    try {
+      await this.o.rpc.call<string>('sendrawtransaction', [signed.hex]);
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error;
+      await store.recordBroadcast(this.o.sql, this.network, open.id, `replacement ${signed.txid} refused: ${error.message}`);
+      return 'REFUSED';
+    }
+    return (await store.movePayoutTo(this.o.sql, this.network, open.id, open.txid, signed.txid)) ? 'REPLACED' : 'REFUSED';
+  }
+
+  /** The relay's minimum fee increase for a replacement, sat/kvB (`getnetworkinfo.incrementalfee`; 1 sat/vB if unknown). */
+  private async incrementalFeeRate(): Promise<bigint> {
+    const info = await this.o.rpc.call<{ incrementalfee?: string }>('getnetworkinfo').catch(() => ({ incrementalfee: undefined }));
+    return info.incrementalfee ? toBaseUnits(info.incrementalfee) : 1000n;
   }
 
   /** Rebroadcast a stored payout by id (e.g. from a sweep of payouts not yet mined). */

@@ -1,0 +1,16 @@
+import { describe, expect, test } from 'vitest';
+import { LiveChainConfigError, readLiveChainConfig } from '../../../server/adapters/chain/live/live-config.js';
+
+describe('live chain environment, UTXO networks', () => {
+  const ltc = { KASSA_LTC_RPC_URL: 'http://kassa:pw@127.0.0.1:9332', KASSA_LTC_XPUB: 'xpubX' };
+
+  test('a stuck BTC/LTC payout is replaced after KASSA_<NET>_FEE_BUMP_AFTER_S seconds: 600 unless set, 0 allowed, anything else refused by name', () => {
+    expect(readLiveChainConfig(ltc).utxo).toEqual([
+      { network: 'LTC', rpcUrl: ltc.KASSA_LTC_RPC_URL, xpub: 'xpubX', confirmations: 6, fallbackFeeRate: undefined, feeBumpAfterS: 600 },
+    ]);
+    expect(readLiveChainConfig({ ...ltc, KASSA_LTC_FEE_BUMP_AFTER_S: '120' }).utxo[0]!.feeBumpAfterS).toBe(120);
+    expect(readLiveChainConfig({ ...ltc, KASSA_LTC_FEE_BUMP_AFTER_S: '0' }).utxo[0]!.feeBumpAfterS).toBe(0);
+    expect(() => readLiveChainConfig({ ...ltc, KASSA_LTC_FEE_BUMP_AFTER_S: '10m' })).toThrow(LiveChainConfigError);
+    expect(() => readLiveChainConfig({ ...ltc, KASSA_LTC_FEE_BUMP_AFTER_S: '10m' })).toThrow(/KASSA_LTC_FEE_BUMP_AFTER_S must be a whole number of seconds/);
+  });
+});

@@ -1,0 +1,191 @@
+/**
+ * Stuck LTC payouts replaced at a higher fee (BIP-125) by the signer's pass, against a real Litecoin
+ * Core regtest node that accepts replacements as Bitcoin Core does (the wallet code is the same for
+ * BTC), and a real PostgreSQL. A fresh regtest has no fee estimate, so the market is the fallback
+ * rate: a wallet built with a dearer fallback is the market having risen. Litecoin Core's own
+ * default refuses replacements: the last test shows what Kassa does then.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { filesWithModes } from '../../helpers/owned-files.js';
+import { litecoindAvailable, startLitecoind, type Litecoind } from './litecoind.js';
+import { accountXpub, MNEMONIC, recordingSink } from './fixtures.js';
+import { AccountKeys } from '../../../server/adapters/chain/utxo/keys.js';
+import { resolveParams, type ResolvedParams } from '../../../server/adapters/chain/utxo/params.js';
+import { findPayout, payoutAttempts, replacedPayouts } from '../../../server/adapters/chain/utxo/store.js';
+import { UtxoScanner } from '../../../server/adapters/chain/utxo/scanner.js';
+import { UtxoSigner } from '../../../server/adapters/chain/utxo/signer.js';
+import { UtxoWallet } from '../../../server/adapters/chain/utxo/wallet.js';
+import { RpcClient } from '../../../server/adapters/chain/utxo/rpc.js';
+import { toBaseUnits } from '../../../server/adapters/chain/utxo/amounts.js';
+
+const available = litecoindAvailable();
+const mnemonicFile = filesWithModes('kassa-signer-');
+
+type NodeTx = { txid: string; vin: { txid: string; vout: number }[]; vout: { n: number; value: string; scriptPubKey: { addresses?: string[]; address?: string } }[] };
+const addressOf = (o: NodeTx['vout'][number]) => o.scriptPubKey.address ?? o.scriptPubKey.addresses?.[0];
+
+describe.skipIf(!available)('LTC payouts the market outbids', () => {
+  let node: Litecoind;
+  let db: TestDatabase;
+  let params: ResolvedParams;
+  let keys: AccountKeys;
+  let scanner: UtxoScanner;
+  let signer: UtxoSigner;
+  let payee: RpcClient;
+  const xpub = accountXpub("m/84'/2'/0'");
+  /** The wallet as the signer runs it with `KASSA_LTC_FALLBACK_FEE_RATE` = `rate` (sat/vB). */
+  const walletAt = (rate: string) => new UtxoWallet({ rpc: node.rpc, sql: db.sql, keys, params, signer, fallbackFeeRate: rate });
+  const mempool = () => node.rpc.call<string[]>('getrawmempool');
+  const nodeTx = (txid: string) => node.rpc.call<NodeTx>('getrawtransaction', [txid, true]);
+  const fund = async (index: number, amount: string) => {
+    await node.pay(keys.depositAddress(index).address, amount);
+    await node.mine(6);
+    await scanner.scan();
+  };
+
+  beforeAll(async () => {
+    node = await startLitecoind({ replacement: true });
+    db = await createTestDatabase();
+    await node.mine(101);
+    params = resolveParams('LTC', (await node.rpc.call<{ chain: string }>('getblockchaininfo')).chain);
+    keys = new AccountKeys(xpub, params);
+    signer = UtxoSigner.fromFile(mnemonicFile('mnemonic', `${MNEMONIC}\n`, 0o600), { LTC: xpub });
+    scanner = new UtxoScanner({ rpc: node.rpc, sql: db.sql, keys, params, confirmations: 6, sink: recordingSink().sink });
+    await node.rpc.call('createwallet', ['payee']);
+    payee = node.rpc.withPath('/wallet/payee');
+    await scanner.scan();
+  });
+  afterAll(async () => {
+    await node?.stop();
+    await db?.drop();
+  });
+
+  it('a payout without change is never replaced: it is sent again, the same bytes', async () => {
+    await fund(0, '0.5');
+    const to = await payee.call<string>('getnewaddress', ['', 'bech32']);
+    // One input, one output at 10 sat/vB: 110 vB, 1,100 sat of fee, nothing left for change.
+    const { txHash } = await walletAt('10').payout({ id: 'no-change', network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.49998900' });
+    expect((await nodeTx(txHash)).vout).toHaveLength(1);
+    expect(await walletAt('40').tendPending(0)).toBe(1);
+    expect((await findPayout(db.sql, 'LTC', 'no-change'))!.txid).toBe(txHash);
+    expect(await payoutAttempts(db.sql, 'LTC', 'no-change')).toHaveLength(1);
+    expect(await mempool()).toContain(txHash);
+    await node.mine(1);
+    await scanner.scan();
+    // Mined: the pass leaves it alone.
+    expect(await walletAt('40').tendPending(0)).toBe(0);
+  });
+
+  it('is replaced only once unmined for its wait and while the market asks more; then from its change, same inputs and payee, and mined', async () => {
+    await fund(1, '1');
+    const to = await payee.call<string>('getnewaddress', ['', 'bech32']);
+    const { txHash: first } = await walletAt('10').payout({ id: 'stuck', network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.3' });
+    const before = (await findPayout(db.sql, 'LTC', 'stuck'))!;
+
+    // Not yet waited long enough, or the market asks no more than it pays: sent again as it is.
+    expect(await walletAt('40').tendPending(3_600_000)).toBe(1);
+    expect(await walletAt('10').tendPending(0)).toBe(1);
+    expect((await findPayout(db.sql, 'LTC', 'stuck'))!.txid).toBe(first);
+    expect(await replacedPayouts(db.sql, 'LTC', 7)).toEqual([]);
+
+    // Waited, and the market now asks 40 sat/vB.
+    expect(await walletAt('40').tendPending(0)).toBe(1);
+    const after = (await findPayout(db.sql, 'LTC', 'stuck'))!;
+    expect(after.txid).not.toBe(first);
+    expect(await mempool()).toContain(after.txid);
+    expect(await mempool()).not.toContain(first);
+    expect((await payoutAttempts(db.sql, 'LTC', 'stuck')).map((a) => a.txid)).toEqual([first, after.txid]);
+
+    // The first version left the mempool: decoded from its stored bytes.
+    const old = await node.rpc.call<NodeTx>('decoderawtransaction', [before.rawTx]);
+    const replacement = await nodeTx(after.txid);
+    const inputs = (tx: NodeTx) => tx.vin.map((v) => `${v.txid}:${v.vout}`).sort();
+    expect(inputs(replacement)).toEqual(inputs(old));
+    const paid = (tx: NodeTx) => tx.vout.filter((o) => addressOf(o) === to).map((o) => o.value);
+    expect(paid(replacement)).toEqual(['0.30000000']);
+    const change = (tx: NodeTx) => toBaseUnits(tx.vout.find((o) => addressOf(o) !== to)!.value);
+    // The dearer fee came out of the change, to the sat, and is what the node sees.
+    expect(change(old) - change(replacement)).toBe(after.fee - before.fee);
+    const entry = await node.rpc.call<{ vsize: number; fees: { base: string } }>('getmempoolentry', [after.txid]);
+    expect(toBaseUnits(entry.fees.base)).toBe(after.fee);
+    expect((after.fee * 1000n) / BigInt(entry.vsize)).toBeGreaterThanOrEqual(40_000n);
+    expect(await replacedPayouts(db.sql, 'LTC', 7)).toEqual([{ id: 'stuck', txHash: after.txid }]);
+
+    // At the market's price now: no second bump, it is sent again as it is.
+    expect(await walletAt('40').tendPending(0)).toBe(1);
+    expect(await payoutAttempts(db.sql, 'LTC', 'stuck')).toHaveLength(2);
+
+    await node.mine(1);
+    expect((await nodeTx(after.txid) as NodeTx & { confirmations?: number }).confirmations).toBe(1);
+    expect(await walletAt('40').tendPending(0)).toBe(0);
+    expect((await findPayout(db.sql, 'LTC', 'stuck'))!.txid).toBe(after.txid);
+    // The payout id again (a retried job): the version in force, already in the chain.
+    expect((await walletAt('40').payout({ id: 'stuck', network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.3' })).txHash).toBe(after.txid);
+  });
+
+  it('a replaced version mined after all (a race with the miners) becomes the payout again', async () => {
+    await fund(2, '1');
+    const to = await payee.call<string>('getnewaddress', ['', 'bech32']);
+    const { txHash: first } = await walletAt('10').payout({ id: 'raced', network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.2' });
+    const firstRaw = (await findPayout(db.sql, 'LTC', 'raced'))!.rawTx;
+    expect(await walletAt('40').tendPending(0)).toBe(1);
+    const replacement = (await findPayout(db.sql, 'LTC', 'raced'))!.txid;
+    expect(replacement).not.toBe(first);
+
+    // A miner had the first version: it is in the next block, and the replacement leaves the mempool.
+    await node.rpc.call('generateblock', [node.funderAddress, [firstRaw]]);
+    expect(await mempool()).not.toContain(replacement);
+    expect(await walletAt('40').tendPending(0)).toBe(0);
+    expect((await findPayout(db.sql, 'LTC', 'raced'))!.txid).toBe(first);
+    expect(await replacedPayouts(db.sql, 'LTC', 7)).toContainEqual({ id: 'raced', txHash: first });
+  });
+
+  it('a replacement sent but not recorded (a crash in between) is found in the mempool and becomes the payout', async () => {
+    await fund(3, '1');
+    const to = await payee.call<string>('getnewaddress', ['', 'bech32']);
+    const { txHash: first } = await walletAt('10').payout({ id: 'crashed', network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.1' });
+    const original = (await findPayout(db.sql, 'LTC', 'crashed'))!;
+    expect(await walletAt('40').tendPending(0)).toBe(1);
+    const replacement = (await findPayout(db.sql, 'LTC', 'crashed'))!.txid;
+    // As if the process died after the node took the replacement and before the row moved to it.
+    await db.sql`update utxo_payouts set txid = ${first}, raw_tx = ${original.rawTx}, fee = ${original.fee.toString()}, fee_rate = 10 where id = 'crashed'`;
+    expect(await walletAt('40').tendPending(0)).toBe(0);
+    expect((await findPayout(db.sql, 'LTC', 'crashed'))!.txid).toBe(replacement);
+    expect(await payoutAttempts(db.sql, 'LTC', 'crashed')).toHaveLength(2);
+    expect(await mempool()).toContain(replacement);
+  });
+
+  it('on a node that refuses replacements (Litecoin Core by default) the payout stays as it is, in the mempool, and is sent again', async () => {
+    const strict = await startLitecoind();
+    const strictDb = await createTestDatabase();
+    try {
+      await strict.mine(101);
+      const strictScanner = new UtxoScanner({ rpc: strict.rpc, sql: strictDb.sql, keys, params, confirmations: 6, sink: recordingSink().sink });
+      const at = (rate: string) => new UtxoWallet({ rpc: strict.rpc, sql: strictDb.sql, keys, params, signer, fallbackFeeRate: rate });
+      await strictScanner.scan();
+      await strict.pay(keys.depositAddress(0).address, '1');
+      await strict.mine(6);
+      await strictScanner.scan();
+      const to = await strict.funder.call<string>('getnewaddress', ['', 'bech32']);
+      const { txHash } = await at('10').payout({ id: 'refused', network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.3' });
+      expect(await at('40').tendPending(0)).toBe(0);
+      const [row] = await strictDb.sql<{ txid: string; last_error: string }[]>`select txid, last_error from utxo_payouts where id = 'refused'`;
+      expect(row!.txid).toBe(txHash);
+      // The refusal stays on the row for the operator (the pass does not clear it by sending the old version again).
+      expect(row!.last_error).toMatch(/^replacement [0-9a-f]{64} refused: .*txn-mempool-conflict/);
+      expect(await strict.rpc.call<string[]>('getrawmempool')).toEqual([txHash]);
+      const attempts = await payoutAttempts(strictDb.sql, 'LTC', 'refused');
+      expect(attempts.map((a) => a.txid)[0]).toBe(txHash);
+      expect(attempts).toHaveLength(2);
+      // The next replacement waits a whole wait from the refused one: meanwhile the payout is sent again, as it is.
+      expect(await at('40').tendPending(3_600_000)).toBe(1);
+      expect(await payoutAttempts(strictDb.sql, 'LTC', 'refused')).toHaveLength(2);
+      expect(await strict.rpc.call<string[]>('getrawmempool')).toEqual([txHash]);
+      expect(await replacedPayouts(strictDb.sql, 'LTC', 7)).toEqual([{ id: 'refused', txHash }]);
+    } finally {
+      await strict.stop();
+      await strictDb.drop();
+    }
+  });
+});
