@@ -156,6 +156,23 @@ describe.skipIf(!available)('LTC payouts the market outbids', () => {
     expect(await mempool()).toContain(replacement);
   });
 
+  it('one pass a network at a time: a pass that finds another one running does nothing', async () => {
+    await fund(4, '1'); // (mines the earlier tests' payouts too)
+    const to = await payee.call<string>('getnewaddress', ['', 'bech32']);
+    await walletAt('10').payout({ id: 'locked', network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.1' });
+    const other = await db.sql.reserve();
+    try {
+      await other`select pg_advisory_lock(hashtext(${'kassa-utxo-payouts:LTC'}))`;
+      expect(await walletAt('40').tendPending(0)).toBe(0);
+      expect(await payoutAttempts(db.sql, 'LTC', 'locked')).toHaveLength(1);
+    } finally {
+      await other`select pg_advisory_unlock(hashtext(${'kassa-utxo-payouts:LTC'}))`;
+      other.release();
+    }
+    expect(await walletAt('40').tendPending(0)).toBe(1);
+    expect(await payoutAttempts(db.sql, 'LTC', 'locked')).toHaveLength(2);
+  });
+
   it('on a node that refuses replacements (Litecoin Core by default) the payout stays as it is, in the mempool, and is sent again', async () => {
     const strict = await startLitecoind();
     const strictDb = await createTestDatabase();

@@ -175,6 +175,24 @@ export class UtxoWallet {
    * node outage. Returns how many unmined payouts it sent.
    */
   async tendPending(bumpAfterMs: number, now: Date = new Date(), withinDays = 7): Promise<number> {
+    // Two signers' passes at once could each sign a replacement from the same version: one pass a
+    // network at a time (a session lock, as the scanner's: no transaction is held across node calls).
+    const reserved = await this.o.sql.reserve();
+    const lock = `kassa-utxo-payouts:${this.network}`;
+    try {
+      const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(hashtext(${lock})) as locked`;
+      if (!row!.locked) return 0;
+      try {
+        return await this.tend(bumpAfterMs, now, withinDays);
+      } finally {
+        await reserved`select pg_advisory_unlock(hashtext(${lock}))`;
+      }
+    } finally {
+      reserved.release();
+    }
+  }
+
+  private async tend(bumpAfterMs: number, now: Date, withinDays: number): Promise<number> {
     const failures: unknown[] = [];
     let sent = 0;
     let market: bigint | undefined;
