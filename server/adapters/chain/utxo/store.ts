@@ -216,20 +216,21 @@ export async function insertPayout(
     insert into utxo_payouts (network, id, to_address, amount, txid, raw_tx, fee, fee_rate, change_index, inputs)
     values (${network}, ${p.id}, ${p.toAddress}, ${p.amount.toString()}, ${p.txid}, ${p.rawTx}, ${p.fee.toString()}, ${p.feeRate},
             ${p.changeIndex}, ${JSON.stringify(p.inputs)}::jsonb)`;
-  await insertAttempt(sql, network, p.id, p);
+  await insertAttempt(sql, network, p.id, p, true);
   await markSpent(sql, network, p.inputs.map((i) => ({ ...i, spender: p.txid })));
 }
 
-/** A signed version of a payout (the first, or a replacement), stored before it is sent. */
+/** A signed version of a payout (the first, in force at once; or a replacement), stored before it is sent. */
 export async function insertAttempt(
   sql: SqlLike,
   network: string,
   payoutId: string,
   a: { txid: string; rawTx: string; fee: bigint; feeRate: string },
+  inForce = false,
 ): Promise<void> {
   await sql`
-    insert into utxo_payout_attempts (network, txid, payout_id, raw_tx, fee, fee_rate)
-    values (${network}, ${a.txid}, ${payoutId}, ${a.rawTx}, ${a.fee.toString()}, ${a.feeRate})
+    insert into utxo_payout_attempts (network, txid, payout_id, raw_tx, fee, fee_rate, in_force_at)
+    values (${network}, ${a.txid}, ${payoutId}, ${a.rawTx}, ${a.fee.toString()}, ${a.feeRate}, case when ${inForce}::boolean then now() end)
     on conflict (network, txid) do nothing`;
 }
 
@@ -247,10 +248,14 @@ export async function payoutAttempts(sql: SqlLike, network: string, payoutId: st
  */
 export async function movePayoutTo(sql: SqlLike, network: string, payoutId: string, from: string, txid: string): Promise<boolean> {
   const moved = await sql`
-    update utxo_payouts p set txid = a.txid, raw_tx = a.raw_tx, fee = a.fee, fee_rate = a.fee_rate, last_error = null
-      from utxo_payout_attempts a
-     where p.network = ${network} and p.id = ${payoutId} and p.txid = ${from}
-       and a.network = p.network and a.payout_id = p.id and a.txid = ${txid}`;
+    with moved as (
+      update utxo_payouts p set txid = a.txid, raw_tx = a.raw_tx, fee = a.fee, fee_rate = a.fee_rate, last_error = null
+        from utxo_payout_attempts a
+       where p.network = ${network} and p.id = ${payoutId} and p.txid = ${from}
+         and a.network = p.network and a.payout_id = p.id and a.txid = ${txid}
+      returning a.txid)
+    update utxo_payout_attempts set in_force_at = coalesce(in_force_at, now())
+     where network = ${network} and txid in (select txid from moved)`;
   return moved.count === 1;
 }
 
@@ -291,12 +296,16 @@ export async function changeSpent(sql: SqlLike, network: string, txid: string, c
   return row!.spent;
 }
 
-/** Payouts signed more than once (replaced, or a replacement tried), with the version in force: what the app's records of them should show. */
+/**
+ * Payouts replaced (more than one version has been in force; one whose replacements were all
+ * refused was not), with the version in force now: what the app's records of them should show.
+ */
 export async function replacedPayouts(sql: SqlLike, network: string, withinDays: number): Promise<{ id: string; txHash: string }[]> {
   return sql<{ id: string; txHash: string }[]>`
     select p.id, p.txid as "txHash" from utxo_payouts p
      where p.network = ${network} and p.created_at > now() - make_interval(days => ${withinDays})
-       and (select count(*) from utxo_payout_attempts a where a.network = p.network and a.payout_id = p.id) > 1`;
+       and (select count(*) from utxo_payout_attempts a
+             where a.network = p.network and a.payout_id = p.id and a.in_force_at is not null) > 1`;
 }
 
 export async function recordBroadcast(sql: SqlLike, network: string, id: string, error: string | null): Promise<void> {
