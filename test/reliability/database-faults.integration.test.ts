@@ -50,8 +50,12 @@ async function call(method: 'GET' | 'POST', path: string, options: { body?: stri
     const body = await res.text();
     answer = { status: res.status, contentType: res.headers.get('content-type') ?? '', body, ms: performance.now() - started };
   } catch (error) {
+    if ((error as Error).name !== 'TimeoutError') {
+      // No connection at all: Kassa must stay up through the outage, so say how it ended, with its last output.
+      const ended = kassa!.proc.exitCode ?? kassa!.proc.signalCode;
+      throw new Error(`${method} ${path}: ${(error as Error).message}; Kassa ${ended === null ? 'still running' : `exited (${ended})`}; its output:\n${kassa!.output()}`, { cause: error });
+    }
     // no answer within 30 s: recorded as status 0, so the checks below report it with its duration
-    if ((error as Error).name !== 'TimeoutError') throw error;
     answer = { status: 0, contentType: '', body: 'no answer within 30 s', ms: performance.now() - started };
   }
   if (!stopPostgres) outage.push({ what: `${method} ${path.split('?')[0]}`, status: answer.status, ms: answer.ms });
