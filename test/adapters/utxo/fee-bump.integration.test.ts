@@ -6,12 +6,12 @@
  * default refuses replacements: the last test shows what Kassa does then.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import type { TestDatabase } from '../../helpers/db.js';
 import { filesWithModes } from '../../helpers/owned-files.js';
-import { litecoindAvailable, startLitecoind, type Litecoind } from './litecoind.js';
-import { accountXpub, MNEMONIC, recordingSink } from './fixtures.js';
+import { litecoindAvailable, type Litecoind } from './litecoind.js';
+import { MNEMONIC, startLtcWallet } from './fixtures.js';
 import { AccountKeys } from '../../../server/adapters/chain/utxo/keys.js';
-import { resolveParams, type ResolvedParams } from '../../../server/adapters/chain/utxo/params.js';
+import type { ResolvedParams } from '../../../server/adapters/chain/utxo/params.js';
 import { findPayout, payoutAttempts, replacedPayouts } from '../../../server/adapters/chain/utxo/store.js';
 import { UtxoScanner } from '../../../server/adapters/chain/utxo/scanner.js';
 import { UtxoSigner } from '../../../server/adapters/chain/utxo/signer.js';
@@ -33,7 +33,6 @@ describe.skipIf(!available)('LTC payouts the market outbids', () => {
   let scanner: UtxoScanner;
   let signer: UtxoSigner;
   let payee: RpcClient;
-  const xpub = accountXpub("m/84'/2'/0'");
   /** The wallet as the signer runs it with `KASSA_LTC_FALLBACK_FEE_RATE` = `rate` (sat/vB). */
   const walletAt = (rate: string) => new UtxoWallet({ rpc: node.rpc, sql: db.sql, keys, params, signer, fallbackFeeRate: rate });
   const mempool = () => node.rpc.call<string[]>('getrawmempool');
@@ -45,16 +44,7 @@ describe.skipIf(!available)('LTC payouts the market outbids', () => {
   };
 
   beforeAll(async () => {
-    node = await startLitecoind({ replacement: true });
-    db = await createTestDatabase();
-    await node.mine(101);
-    params = resolveParams('LTC', (await node.rpc.call<{ chain: string }>('getblockchaininfo')).chain);
-    keys = new AccountKeys(xpub, params);
-    signer = UtxoSigner.fromFile(mnemonicFile('mnemonic', `${MNEMONIC}\n`, 0o600), { LTC: xpub });
-    scanner = new UtxoScanner({ rpc: node.rpc, sql: db.sql, keys, params, confirmations: 6, sink: recordingSink().sink });
-    await node.rpc.call('createwallet', ['payee']);
-    payee = node.rpc.withPath('/wallet/payee');
-    await scanner.scan();
+    ({ node, db, params, keys, signer, scanner, payee } = await startLtcWallet(mnemonicFile('mnemonic', `${MNEMONIC}\n`, 0o600), { replacement: true }));
   });
   afterAll(async () => {
     await node?.stop();
@@ -174,13 +164,9 @@ describe.skipIf(!available)('LTC payouts the market outbids', () => {
   });
 
   it('on a node that refuses replacements (Litecoin Core by default) the payout stays as it is, in the mempool, and is sent again', async () => {
-    const strict = await startLitecoind();
-    const strictDb = await createTestDatabase();
+    const { node: strict, db: strictDb, scanner: strictScanner } = await startLtcWallet(mnemonicFile('mnemonic', `${MNEMONIC}\n`, 0o600));
     try {
-      await strict.mine(101);
-      const strictScanner = new UtxoScanner({ rpc: strict.rpc, sql: strictDb.sql, keys, params, confirmations: 6, sink: recordingSink().sink });
       const at = (rate: string) => new UtxoWallet({ rpc: strict.rpc, sql: strictDb.sql, keys, params, signer, fallbackFeeRate: rate });
-      await strictScanner.scan();
       await strict.pay(keys.depositAddress(0).address, '1');
       await strict.mine(6);
       await strictScanner.scan();

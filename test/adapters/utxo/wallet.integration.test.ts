@@ -2,12 +2,12 @@
  * Payouts from tracked UTXOs against a real Litecoin Core regtest node and a real PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import type { TestDatabase } from '../../helpers/db.js';
 import { filesWithModes } from '../../helpers/owned-files.js';
-import { litecoindAvailable, startLitecoind, type Litecoind } from './litecoind.js';
-import { accountXpub, MNEMONIC, recordingSink } from './fixtures.js';
+import { litecoindAvailable, type Litecoind } from './litecoind.js';
+import { MNEMONIC, startLtcWallet } from './fixtures.js';
 import { AccountKeys } from '../../../server/adapters/chain/utxo/keys.js';
-import { resolveParams, type ResolvedParams } from '../../../server/adapters/chain/utxo/params.js';
+import type { ResolvedParams } from '../../../server/adapters/chain/utxo/params.js';
 import { findPayout } from '../../../server/adapters/chain/utxo/store.js';
 import { UtxoScanner } from '../../../server/adapters/chain/utxo/scanner.js';
 import { UtxoSigner, RBF_SEQUENCE } from '../../../server/adapters/chain/utxo/signer.js';
@@ -38,21 +38,10 @@ describe.skipIf(!available)('UTXO wallet on a Litecoin regtest node', () => {
   let wallet: UtxoWallet;
   let signer: UtxoSigner;
   let payee: RpcClient;
-  const xpub = accountXpub("m/84'/2'/0'");
 
   beforeAll(async () => {
-    node = await startLitecoind();
-    db = await createTestDatabase();
-    await node.mine(101);
-    params = resolveParams('LTC', (await node.rpc.call<{ chain: string }>('getblockchaininfo')).chain);
-    keys = new AccountKeys(xpub, params);
-    signer = UtxoSigner.fromFile(mnemonicFile('mnemonic', `${MNEMONIC}\n`, 0o600), { LTC: xpub });
-    scanner = new UtxoScanner({ rpc: node.rpc, sql: db.sql, keys, params, confirmations: 6, sink: recordingSink().sink });
+    ({ node, db, params, keys, signer, scanner, payee } = await startLtcWallet(mnemonicFile('mnemonic', `${MNEMONIC}\n`, 0o600)));
     wallet = new UtxoWallet({ rpc: node.rpc, sql: db.sql, keys, params, signer });
-    await node.rpc.call('createwallet', ['payee']);
-    payee = node.rpc.withPath('/wallet/payee');
-
-    await scanner.scan();
     await node.pay(keys.depositAddress(0).address, '1');
     await node.pay(keys.depositAddress(1).address, '0.7');
     await node.mine(6);

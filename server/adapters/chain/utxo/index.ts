@@ -9,7 +9,7 @@ import { RpcClient } from './rpc.js';
 import { confirmationsFor, resolveParams, type ResolvedParams, type UtxoNetwork } from './params.js';
 import { UtxoScanner } from './scanner.js';
 import { UtxoWallet } from './wallet.js';
-import { countCreditedOffChain, creditedThenReorged, readCursor, replacedPayouts, type Sql } from './store.js';
+import { countCreditedOffChain, creditedThenReorged, readCursor, RECENT_PAYOUT_DAYS, replacedPayouts, type Sql } from './store.js';
 import { scriptForAddress } from './keys.js';
 import type { PayoutSigner } from './signer.js';
 import type { DepositSink, PayoutRequest, PayoutResult } from './types.js';
@@ -112,7 +112,7 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
     payout: (request) => (wallet ? wallet.payout(request) : noSigner()),
     rebroadcast: (id) => (wallet ? wallet.rebroadcast(id) : noSigner()),
     tendPending: (bumpAfterMs) => (wallet ? wallet.tendPending(bumpAfterMs) : Promise.resolve(0)),
-    replacedPayouts: () => replacedPayouts(config.sql, config.network, 7),
+    replacedPayouts: () => replacedPayouts(config.sql, config.network, RECENT_PAYOUT_DAYS),
     health: async () => {
       const cursor = await readCursor(config.sql, config.network);
       const base = {

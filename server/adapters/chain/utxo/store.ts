@@ -259,6 +259,9 @@ export async function movePayoutTo(sql: SqlLike, network: string, payoutId: stri
   return moved.count === 1;
 }
 
+/** How far back the signer's pass looks after payouts (and their replacements), in days. */
+export const RECENT_PAYOUT_DAYS = 7;
+
 export type OpenPayout = { id: string; txid: string; fee: bigint; feeRate: string; changeIndex: number | null; inputs: { txid: string; vout: number }[]; signedAt: Date };
 
 /**

@@ -14,6 +14,11 @@ export function satPerVbToKvb(satPerVb: string): bigint {
   return BigInt(v.mul(1000).ceil().toFixed(0));
 }
 
+/** sat/kvB → "10.5" sat/vB, as a payout's rate is stored (exact: a kvB is 1,000 vB). */
+export function kvbToSatPerVb(satPerKvb: bigint): string {
+  return new Decimal(satPerKvb.toString()).div(1000).toFixed();
+}
+
 export type FeeEstimate = { feerate?: string; errors?: string[] };
 
 /**
@@ -46,6 +51,13 @@ export function outputSize(scriptLength: number): number {
   return 8 + 1 + scriptLength;
 }
 
+type Sizes = { overhead: number; input: number; output: number };
+
+/** Estimated vsize of a payout: `inputs` inputs, the payee output, and a change output if `change`. An upper bound. */
+export function payoutVsize(sizes: Sizes, inputs: number, payeeOutputSize: number, change: boolean): number {
+  return sizes.overhead + inputs * sizes.input + payeeOutputSize + (change ? sizes.output : 0);
+}
+
 export type Coin = { key: string; amount: bigint };
 
 export type Selection = { inputs: Coin[]; fee: bigint; change: bigint; vsize: number };
@@ -68,7 +80,7 @@ export function selectCoins(args: {
   coins: Coin[];
   amount: bigint;
   satPerKvb: bigint;
-  sizes: { overhead: number; input: number; output: number };
+  sizes: Sizes;
   payeeOutputSize: number;
   dust: bigint;
 }): Selection {
@@ -79,15 +91,16 @@ export function selectCoins(args: {
   for (const coin of coins) {
     chosen.push(coin);
     total += coin.amount;
-    const base = sizes.overhead + chosen.length * sizes.input + payeeOutputSize;
-    const feeWithChange = feeFor(base + sizes.output, satPerKvb);
+    const withChange = payoutVsize(sizes, chosen.length, payeeOutputSize, true);
+    const feeWithChange = feeFor(withChange, satPerKvb);
     if (total - amount - feeWithChange > dust) {
-      return { inputs: chosen, fee: feeWithChange, change: total - amount - feeWithChange, vsize: base + sizes.output };
+      return { inputs: chosen, fee: feeWithChange, change: total - amount - feeWithChange, vsize: withChange };
     }
+    const base = payoutVsize(sizes, chosen.length, payeeOutputSize, false);
     const feeWithout = feeFor(base, satPerKvb);
     if (total >= amount + feeWithout) return { inputs: chosen, fee: total - amount, change: 0n, vsize: base };
   }
-  const needed = amount + feeFor(sizes.overhead + Math.max(1, chosen.length) * sizes.input + payeeOutputSize, satPerKvb);
+  const needed = amount + feeFor(payoutVsize(sizes, Math.max(1, chosen.length), payeeOutputSize, false), satPerKvb);
   throw new InsufficientFundsError(total, needed);
 }
 

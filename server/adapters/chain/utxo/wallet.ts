@@ -6,12 +6,11 @@
  * stored transaction, so a crash at any point neither loses nor doubles a payout.
  */
 import { hex } from '@scure/base';
-import { Decimal } from 'decimal.js';
 import { AccountKeys, CHANGE, scriptForAddress } from './keys.js';
 import { toBaseUnits } from './amounts.js';
 import { RpcError, RPC_CODES, type RpcClient } from './rpc.js';
 import * as store from './store.js';
-import { chooseFeeRate, feeFor, isSpendable, outputSize, replacementFee, satPerVbToKvb, selectCoins, SIZES, type FeeEstimate } from './wallet.rules.js';
+import { chooseFeeRate, feeFor, isSpendable, kvbToSatPerVb, outputSize, payoutVsize, replacementFee, satPerVbToKvb, selectCoins, SIZES, type FeeEstimate } from './wallet.rules.js';
 import type { ResolvedParams } from './params.js';
 import type { PayoutSigner, UnsignedInput } from './signer.js';
 import type { PayoutRequest, PayoutResult } from './types.js';
@@ -46,6 +45,9 @@ export class PayoutBroadcastError extends Error {
     super(`payout ${txHash} stored but not broadcast: ${(cause as Error).message}`);
   }
 }
+
+/** A tracked output as the signer spends it. */
+const unsignedInput = (o: store.OutputRow): UnsignedInput => ({ txid: o.txid, vout: o.vout, amount: o.amount, script: o.script, branch: o.branch, idx: o.idx });
 
 export class UtxoWallet {
   private readonly network: string;
@@ -94,10 +96,7 @@ export class UtxoWallet {
           payeeOutputSize: outputSize(payeeScript.length),
           dust: this.o.dust ?? 546n,
         });
-        const inputs: UnsignedInput[] = selection.inputs.map((c) => {
-          const o = byKey.get(c.key)!;
-          return { txid: o.txid, vout: o.vout, amount: o.amount, script: o.script, branch: o.branch, idx: o.idx };
-        });
+        const inputs = selection.inputs.map((c) => unsignedInput(byKey.get(c.key)!));
         const outputs = [{ script: payeeScript, amount }];
         let changeIndex: number | null = null;
         if (selection.change > 0n) {
@@ -121,7 +120,7 @@ export class UtxoWallet {
           txid: signed.txid,
           rawTx: signed.hex,
           fee: selection.fee,
-          feeRate: new Decimal(rate.satPerKvb.toString()).div(1000).toFixed(), // sat/vB
+          feeRate: kvbToSatPerVb(rate.satPerKvb),
           changeIndex,
           inputs: inputs.map((i) => ({ txid: i.txid, vout: i.vout })),
         };
@@ -174,7 +173,7 @@ export class UtxoWallet {
    * tended and are thrown together at the end, for the log. Also the recovery after a crash or a
    * node outage. Returns how many unmined payouts it sent.
    */
-  async tendPending(bumpAfterMs: number, now: Date = new Date(), withinDays = 7): Promise<number> {
+  async tendPending(bumpAfterMs: number, now: Date = new Date(), withinDays = store.RECENT_PAYOUT_DAYS): Promise<number> {
     // Two signers' passes at once could each sign a replacement from the same version: one pass a
     // network at a time (a session lock, as the scanner's: no transaction is held across node calls).
     const reserved = await this.o.sql.reserve();
@@ -264,14 +263,13 @@ export class UtxoWallet {
     const spent = await store.outputsAt(this.o.sql, this.network, open.inputs);
     const change = spent.reduce((sum, o) => sum + o.amount, 0n) - payout.amount - payout.fee;
     const payeeScript = scriptForAddress(payout.toAddress, this.o.params);
-    const sizes = SIZES[this.o.params.addressType];
-    const vsize = sizes.overhead + spent.length * sizes.input + outputSize(payeeScript.length) + sizes.output;
+    const vsize = payoutVsize(SIZES[this.o.params.addressType], spent.length, outputSize(payeeScript.length), true);
     const incremental = await this.incrementalFeeRate();
     const next = replacementFee({ vsize, oldFee: payout.fee, change, marketSatPerKvb, incrementalSatPerKvb: incremental, dust: this.o.dust ?? 546n });
     if (!next) return 'NOT_BUMPABLE';
     const signed = this.o.signer.sign({
       network: this.o.params.network,
-      inputs: spent.map((o) => ({ txid: o.txid, vout: o.vout, amount: o.amount, script: o.script, branch: o.branch, idx: o.idx })),
+      inputs: spent.map(unsignedInput),
       outputs: [
         { script: payeeScript, amount: payout.amount },
         { script: hex.decode(this.o.keys.derive(CHANGE, open.changeIndex).script), amount: next.change },
@@ -279,8 +277,8 @@ export class UtxoWallet {
     });
     // The estimate is an upper bound; the signed size decides (a relay requires the increment over it).
     if (next.fee - payout.fee < feeFor(signed.vsize, incremental)) return 'NOT_BUMPABLE';
-    // sat/vB the replacement pays (rounded down), what the next pass compares with the market.
-    const feeRate = new Decimal(((next.fee * 1000n) / BigInt(signed.vsize)).toString()).div(1000).toFixed();
+    // What the replacement pays (rounded down), what the next pass compares with the market.
+    const feeRate = kvbToSatPerVb((next.fee * 1000n) / BigInt(signed.vsize));
     await store.insertAttempt(this.o.sql, this.network, open.id, { txid: signed.txid, rawTx: signed.hex, fee: next.fee, feeRate });
     try {
       await this.o.rpc.call<string>('sendrawtransaction', [signed.hex]);
