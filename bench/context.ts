@@ -26,6 +26,8 @@ export type BenchOptions = {
   only: string[];
   /** Extra node flags for the Kassa child process (e.g. --cpu-prof). */
   kassaNodeArgs: string[];
+  /** A file that receives the Kassa child's stdout and stderr. */
+  kassaLog?: string;
   log: (message: string) => void;
 };
 

@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,8 +124,13 @@ export type Child = {
 };
 
 /** Spawn a child process whose output is kept (bounded) and which `cleanup` stops. */
-export function spawnChild(cleanup: Cleanup, what: string, command: string, args: string[], env: Record<string, string>): Child {
+export function spawnChild(cleanup: Cleanup, what: string, command: string, args: string[], env: Record<string, string>, logFile?: string): Child {
   const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (logFile) {
+    const log = createWriteStream(logFile);
+    child.stdout!.pipe(log, { end: false });
+    child.stderr!.pipe(log, { end: false });
+  }
   let tail = '';
   const keep = (chunk: Buffer) => {
     tail = (tail + chunk.toString()).slice(-4000);
@@ -183,7 +188,7 @@ export async function startKassa(
   cleanup: Cleanup,
   databaseUrl: string,
   env: Record<string, string>,
-  options: { nodeArgs?: string[]; role?: 'all' | 'web' | 'worker' } = {},
+  options: { nodeArgs?: string[]; role?: 'all' | 'web' | 'worker'; logFile?: string } = {},
 ): Promise<KassaProcess> {
   if (!existsSync(join(ROOT, KASSA_BUNDLE))) throw new Error(`${KASSA_BUNDLE} is missing: run npm run build`);
   const port = await freePort();
@@ -203,6 +208,7 @@ export async function startKassa(
       NODE_ENV: '',
       ...env,
     },
+    options.logFile,
   );
   const deadline = Date.now() + 90_000;
   for (;;) {

@@ -71,7 +71,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
     };
     const kassa = once(() => {
       options.log(`starting Kassa (node ${KASSA_BUNDLE})`);
-      return startKassa(cleanup, db.url, { KASSA_MASTER_KEY: masterKeyHex }, { nodeArgs: options.kassaNodeArgs });
+      return startKassa(cleanup, db.url, { KASSA_MASTER_KEY: masterKeyHex }, { nodeArgs: options.kassaNodeArgs, ...(options.kassaLog ? { logFile: options.kassaLog } : {}) });
     });
     const fastify = once(() => startFastifyConstant(cleanup, db.url, options.poolSize));
     const ctx: BenchContext = {

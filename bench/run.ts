@@ -16,6 +16,8 @@
  *   --only <list>       comma-separated: create,read,checkout,callbacks,scan
  *   --out <file>        report path (bench/report.json)
  *   --cpu-prof <dir>    run the Kassa child with --cpu-prof into <dir>
+ *   --node-args=<flags> more node flags for the Kassa child, space-separated (--node-args="--trace-gc")
+ *   --kassa-log <file>  copy the Kassa child's stdout and stderr into <file> (where --trace-gc prints)
  *
  * Progress goes to stderr; stdout carries only the table.
  */
@@ -40,6 +42,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     out: { type: 'string', default: join(ROOT, 'bench/report.json') },
     'cpu-prof': { type: 'string' },
+    'node-args': { type: 'string' },
+    'kassa-log': { type: 'string' },
   },
 });
 
@@ -80,7 +84,11 @@ async function main(): Promise<void> {
     scanBlocks: num('scan-blocks', values['scan-blocks']),
     requireBrowser: process.env.KASSA_REQUIRE_BROWSER === '1',
     only,
-    kassaNodeArgs: values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])] : [],
+    kassaNodeArgs: [
+      ...(values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])] : []),
+      ...(values['node-args']?.split(' ').filter(Boolean) ?? []),
+    ],
+    ...(values['kassa-log'] ? { kassaLog: resolve(values['kassa-log']) } : {}),
     ...(process.env.DATABASE_URL ? { adminUrl: process.env.DATABASE_URL } : {}),
     onCleanup: (cleanup) => (active = cleanup),
     log: (message) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${message}\n`),

@@ -4,7 +4,7 @@
  * AES-256-GCM under KASSA_MASTER_KEY rather than hashed. Operator tokens are
  * only compared, so they are stored as SHA-256 hashes instead.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomFillSync, timingSafeEqual } from 'node:crypto';
 
 export type MasterKey = Buffer;
 
@@ -52,8 +52,27 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(ba, bb);
 }
 
+/**
+ * Random bytes from a pool refilled 4 KiB at a time, each byte handed out once: one call into
+ * OpenSSL per 256 checkout tokens instead of one each (node's randomUUID caches its entropy the
+ * same way). randomBytes(16) was 2.7% of the Kassa process's CPU per create (bench scenario 1).
+ */
+const RANDOM_POOL_BYTES = 4096;
+const randomPool = Buffer.allocUnsafeSlow(RANDOM_POOL_BYTES);
+let randomPoolUsed = RANDOM_POOL_BYTES;
+
+function pooledRandomBytes(bytes: number): Buffer {
+  if (bytes > RANDOM_POOL_BYTES) return randomBytes(bytes);
+  if (randomPoolUsed + bytes > RANDOM_POOL_BYTES) {
+    randomFillSync(randomPool);
+    randomPoolUsed = 0;
+  }
+  return randomPool.subarray(randomPoolUsed, (randomPoolUsed += bytes));
+}
+
+/** `prefix` and `bytes` random bytes in base64url. */
 export function randomToken(prefix: string, bytes: number): string {
-  return `${prefix}${randomBytes(bytes).toString('base64url')}`;
+  return `${prefix}${pooledRandomBytes(bytes).toString('base64url')}`;
 }
 
 /** A key check value: proves which master key a database was made with, without revealing it. */

@@ -157,4 +157,20 @@ describe('hashes and tokens', () => {
     expect(a).toMatch(/^kop_[A-Za-z0-9_-]{43}$/);
     expect(randomToken('kop_', 32)).not.toBe(a);
   });
+
+  it('randomToken: drawn from a pool, no byte is handed out twice, across refills and past the pool size', () => {
+    // 16-byte tokens, 2,000 of them: the 4 KiB pool is refilled about 8 times on the way.
+    const tokens = Array.from({ length: 2000 }, () => randomToken('', 16));
+    expect(new Set(tokens).size).toBe(tokens.length);
+    expect(tokens.every((t) => /^[A-Za-z0-9_-]{22}$/.test(t))).toBe(true);
+    // Odd sizes that straddle a refill, and one larger than the pool.
+    const odd = Array.from({ length: 200 }, () => Buffer.from(randomToken('', 37), 'base64url'));
+    expect(odd.every((b) => b.length === 37)).toBe(true);
+    expect(new Set(odd.map((b) => b.toString('hex'))).size).toBe(odd.length);
+    expect(Buffer.from(randomToken('', 5000), 'base64url').length).toBe(5000);
+    // Not a constant pool: the bytes of 2,000 tokens are spread over all 256 values.
+    const counts = new Array<number>(256).fill(0);
+    for (const t of tokens) for (const byte of Buffer.from(t, 'base64url')) counts[byte]!++;
+    expect(Math.min(...counts)).toBeGreaterThan(50); // expectation 125 per value
+  });
 });

@@ -8,7 +8,8 @@
  * `kassa/server/modules/callbacks/signing.js` or copy this file: it needs only
  * node:crypto).
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { randomToken } from '../../platform/secrets.js';
 
 export const SECRET_PREFIX = 'whsec_';
 /** Accepted distance between a callback's timestamp and the receiver's clock. */
@@ -25,7 +26,7 @@ export function signCallback(secret: string, webhookId: string, timestamp: numbe
 
 /** A message id: stable across every retry of one callback. */
 export function newWebhookId(): string {
-  return `msg_${randomBytes(16).toString('base64url')}`;
+  return randomToken('msg_', 16);
 }
 
 /**

@@ -6,8 +6,9 @@
 import { assertOffered } from '../networks/index.js';
 import { and, eq, getTableColumns, sql, type Column } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { requestHash } from '../../platform/idempotency.js';
+import { randomToken } from '../../platform/secrets.js';
 import { batched } from '../../platform/batch.js';
 import { BATCHES_IN_FLIGHT, preparedPerPool, type Database, type Queryable, type Sql } from '../../../db/client.js';
 import { deposits, payments, refunds } from '../../../db/schema.js';
@@ -226,7 +227,7 @@ export async function createPayment(
     businessId: business.id,
     clientPaymentId: input.clientPaymentId,
     requestHash: hash,
-    checkoutToken: randomBytes(16).toString('base64url'),
+    checkoutToken: randomToken('', 16),
     status,
     type,
     rateType: reusable ? 'FLOATING' : (input.rateType ?? 'FIXED'),
