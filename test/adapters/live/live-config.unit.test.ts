@@ -13,4 +13,14 @@ describe('live chain environment, UTXO networks', () => {
     expect(() => readLiveChainConfig({ ...ltc, KASSA_LTC_FEE_BUMP_AFTER_S: '10m' })).toThrow(LiveChainConfigError);
     expect(() => readLiveChainConfig({ ...ltc, KASSA_LTC_FEE_BUMP_AFTER_S: '10m' })).toThrow(/KASSA_LTC_FEE_BUMP_AFTER_S must be a whole number of seconds/);
   });
+
+  test('BCH has no replace-by-fee: KASSA_BCH_FEE_BUMP_AFTER_S is refused by name instead of silently doing nothing', () => {
+    const bch = { KASSA_BCH_RPC_URL: 'http://kassa:pw@127.0.0.1:8332', KASSA_BCH_XPUB: 'xpubB' };
+    expect(readLiveChainConfig(bch).utxo.map((c) => c.network)).toEqual(['BCH']);
+    expect(readLiveChainConfig({ ...bch, KASSA_BCH_FEE_BUMP_AFTER_S: ' ' }).utxo).toHaveLength(1);
+    expect(() => readLiveChainConfig({ ...bch, KASSA_BCH_FEE_BUMP_AFTER_S: '600' })).toThrow(LiveChainConfigError);
+    expect(() => readLiveChainConfig({ ...bch, KASSA_BCH_FEE_BUMP_AFTER_S: '600' })).toThrow(/KASSA_BCH_FEE_BUMP_AFTER_S: BCH has no replace-by-fee/);
+    // Only for BCH: the same variable of LTC beside it is still read.
+    expect(readLiveChainConfig({ ...bch, ...ltc, KASSA_LTC_FEE_BUMP_AFTER_S: '60' }).utxo.find((c) => c.network === 'LTC')!.feeBumpAfterS).toBe(60);
+  });
 });

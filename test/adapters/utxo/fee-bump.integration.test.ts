@@ -163,6 +163,36 @@ describe.skipIf(!available)('LTC payouts the market outbids', () => {
     expect(await payoutAttempts(db.sql, 'LTC', 'locked')).toHaveLength(2);
   });
 
+  it('a payout whose change a later payout spends is not replaced (unmined again after a reorganisation): that payout would be evicted', async () => {
+    // 5 LTC: the parent's change is then the largest coin, so the next payout spends it (largest first).
+    await fund(5, '5'); // (mines the earlier tests' payouts too)
+    const to = await payee.call<string>('getnewaddress', ['', 'bech32']);
+    const { txHash: parent } = await walletAt('10').payout({ id: 'parent', network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.3' });
+    const [block] = await node.mine(1);
+    await scanner.scan();
+    const { txHash: child } = await walletAt('10').payout({ id: 'child', network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.1' });
+    expect((await nodeTx(child)).vin.map((v) => v.txid)).toEqual([parent]);
+
+    // The block that held the parent is undone: both are unmined, the child spending the parent's change.
+    await node.rpc.call('invalidateblock', [block]);
+    expect(await mempool()).toEqual(expect.arrayContaining([parent, child]));
+    await scanner.scan();
+
+    // The market asks 40 sat/vB. A replacement of the parent would pay more than parent and child
+    // together, so the node would take it and evict the child: the parent is sent again as it is.
+    await walletAt('40').tendPending(0);
+    expect((await findPayout(db.sql, 'LTC', 'parent'))!.txid).toBe(parent);
+    expect(await payoutAttempts(db.sql, 'LTC', 'parent')).toHaveLength(1);
+    const childNow = (await findPayout(db.sql, 'LTC', 'child'))!.txid;
+    expect(await mempool()).toEqual(expect.arrayContaining([parent, childNow]));
+    expect((await nodeTx(childNow)).vin.map((v) => v.txid)).toEqual([parent]);
+
+    // Both mined: the payee has both amounts.
+    await node.mineFork(1);
+    expect(await mempool()).not.toContain(parent);
+    expect(await payee.call<string>('getreceivedbyaddress', [to, 1])).toBe(0.4);
+  });
+
   it('on a node that refuses replacements (Litecoin Core by default) the payout stays as it is, in the mempool, and is sent again', async () => {
     const { node: strict, db: strictDb, scanner: strictScanner } = await startLtcWallet(mnemonicFile('mnemonic', `${MNEMONIC}\n`, 0o600));
     try {

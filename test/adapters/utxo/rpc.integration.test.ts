@@ -4,11 +4,14 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RpcClient, RpcError, RpcUnavailableError } from '../../../server/adapters/chain/utxo/rpc.js';
+import { RPC_IN_FLIGHT, RpcClient, RpcError, RpcUnavailableError } from '../../../server/adapters/chain/utxo/rpc.js';
 
 let server: Server;
 let base: string;
 const seen: { auth?: string; path?: string; body: { method: string; params: unknown[] } }[] = [];
+/** Requests the double is answering right now, and the most at once. */
+let atNode = 0;
+let mostAtNode = 0;
 
 /** The error a call fails with (a call that succeeds fails the test). */
 async function failure(p: Promise<unknown>): Promise<RpcError & RpcUnavailableError> {
@@ -37,6 +40,11 @@ beforeAll(async () => {
       return;
     }
     if (body.method === 'hang') return; // never answers
+    if (body.method === 'slow') {
+      mostAtNode = Math.max(mostAtNode, ++atNode);
+      await new Promise((r) => setTimeout(r, Number(body.params[0])));
+      atNode--;
+    }
     if (body.method === 'getrawtransaction') {
       res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ result: null, error: { code: -5, message: 'No such mempool or blockchain transaction' }, id: body.id }));
@@ -81,5 +89,23 @@ describe('Core JSON-RPC client', () => {
     const refused = await failure(new RpcClient('http://u:p@127.0.0.1:1/').call('getblockcount'));
     expect(refused).toBeInstanceOf(RpcUnavailableError);
     expect(refused.reason).toBe('connection');
+  });
+
+  it('keeps at most RPC_IN_FLIGHT calls at the node, shared with its withPath clients; the timeout of a call runs from its turn', async () => {
+    const rpc = new RpcClient(`http://user:${encodeURIComponent('p@ss:w/rd')}@${base}/`, { timeoutMs: 150 });
+    const wallet = rpc.withPath('/wallet/kassa');
+    mostAtNode = 0;
+    // 12 calls of 100 ms each, half through each client: three turns of 4, 300 ms in all, each call
+    // under its 150 ms timeout, though the last ones were asked for 200 ms before they were sent.
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? rpc : wallet).call('slow', [100])));
+    expect(answers).toHaveLength(12);
+    expect(mostAtNode).toBe(RPC_IN_FLIGHT);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    // A client of its own takes turns of its own size.
+    mostAtNode = 0;
+    const one = new RpcClient(`http://user:${encodeURIComponent('p@ss:w/rd')}@${base}/`, { inFlight: 1 });
+    await Promise.all(Array.from({ length: 3 }, () => one.call('slow', [10])));
+    expect(mostAtNode).toBe(1);
   });
 });

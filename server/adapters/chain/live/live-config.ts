@@ -7,7 +7,7 @@
  */
 import { parseFeeBumpAfter, readNetworkConfig as readEvmConfig, type EvmNetworkConfig } from '../evm/index.js';
 import { UTXO_NETWORKS, type UtxoNetwork } from '../utxo/index.js';
-import { confirmationsFor } from '../utxo/params.js';
+import { confirmationsFor, NETWORK_PARAMS } from '../utxo/params.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -52,6 +52,12 @@ function readUtxoConfig(env: Env, network: UtxoNetwork): UtxoNetworkConfig | und
   if (!xpub) throw new LiveChainConfigError(`KASSA_${network}_RPC_URL is set, so KASSA_${network}_XPUB is required`);
   const fee = env[`KASSA_${network}_FALLBACK_FEE_RATE`]?.trim();
   if (fee && !/^\d+(\.\d+)?$/.test(fee)) throw new LiveChainConfigError(`KASSA_${network}_FALLBACK_FEE_RATE must be sat/vB, e.g. 10, got "${fee}"`);
+  // A setting that would do nothing is refused rather than ignored: the operator expects a stuck payout to be replaced.
+  if (!NETWORK_PARAMS[network].rbf && env[`KASSA_${network}_FEE_BUMP_AFTER_S`]?.trim()) {
+    throw new LiveChainConfigError(
+      `KASSA_${network}_FEE_BUMP_AFTER_S: ${network} has no replace-by-fee, so its payouts are never replaced at a higher fee; unset it (it can be set for ETH, BSC, BTC and LTC)`,
+    );
+  }
   return {
     network,
     rpcUrl,

@@ -2,8 +2,10 @@
  * Bitcoin Core-compatible JSON-RPC over fetch. Credentials in the URL
  * (`http://user:pass@host:port`) become an HTTP Basic header, because Node's fetch refuses a URL
  * that carries credentials. Every call has a timeout; failures are typed so callers can tell a
- * node that said no (RpcError, with Core's code) from one that did not answer.
+ * node that said no (RpcError, with Core's code) from one that did not answer. At most a few
+ * calls are at the node at once (RPC_IN_FLIGHT).
  */
+import pLimit, { type LimitFunction } from 'p-limit';
 
 /** The node answered with a JSON-RPC error (e.g. -5 no such transaction, -26 rejected, -27 already in chain). */
 export class RpcError extends Error {
@@ -47,12 +49,27 @@ export function exactAmounts(text: string): string {
   return text.replace(AMOUNT_FIELD, '"$1":"$2"');
 }
 
-export type RpcOptions = { timeoutMs?: number };
+export type RpcOptions = {
+  timeoutMs?: number;
+  /** Calls at the node at once; the others wait their turn (default 4, see RPC_IN_FLIGHT). */
+  inFlight?: number;
+};
+
+/**
+ * Calls a client keeps at the node at once. Core's RPC server has 4 threads and a queue of 16 by
+ * default (`-rpcthreads`, `-rpcworkqueue`) and refuses what overflows it with HTTP 500 "Work queue
+ * depth exceeded": a reorganisation walked back 20 block hashes at once, and a deposit with many
+ * inputs asked for one previous transaction per input, so a scan could fail on every pass. With
+ * 4 a client (each role runs its own), several processes still stay inside the default queue.
+ */
+export const RPC_IN_FLIGHT = 4;
 
 export class RpcClient {
   private readonly endpoint: string;
   private readonly authorization: string | undefined;
   private readonly timeoutMs: number;
+  /** Shared by the clients `withPath` makes: one node, one queue. */
+  private readonly turns: LimitFunction;
   private nextId = 1;
 
   constructor(url: string, options: RpcOptions = {}) {
@@ -66,6 +83,7 @@ export class RpcClient {
     }
     this.endpoint = parsed.toString();
     this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.turns = pLimit(options.inFlight ?? RPC_IN_FLIGHT);
   }
 
   /** The same node, another path (e.g. `/wallet/funder`): shares credentials and timeout. */
@@ -73,11 +91,16 @@ export class RpcClient {
     const client = Object.create(RpcClient.prototype) as RpcClient;
     const url = new URL(this.endpoint);
     url.pathname = path;
-    Object.assign(client, { endpoint: url.toString(), authorization: this.authorization, timeoutMs: this.timeoutMs, nextId: 1 });
+    Object.assign(client, { endpoint: url.toString(), authorization: this.authorization, timeoutMs: this.timeoutMs, turns: this.turns, nextId: 1 });
     return client;
   }
 
-  async call<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
+  /** One call, when its turn comes (the timeout runs from then). */
+  call<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
+    return this.turns(() => this.send<T>(method, params));
+  }
+
+  private async send<T>(method: string, params: unknown[]): Promise<T> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.authorization) headers.authorization = this.authorization;
     let response: Response;
