@@ -108,4 +108,20 @@ describe('Core JSON-RPC client', () => {
     await Promise.all(Array.from({ length: 3 }, () => one.call('slow', [10])));
     expect(mostAtNode).toBe(1);
   });
+
+  it('behind a node that stopped answering, the calls still waiting fail at once, not a timeout each; a call asked afterwards tries the node again', async () => {
+    const rpc = new RpcClient(`http://user:${encodeURIComponent('p@ss:w/rd')}@${base}/`, { timeoutMs: 200 });
+    const started = performance.now();
+    const errors = await Promise.all(Array.from({ length: 12 }, () => failure(rpc.call('hang'))));
+    const elapsed = performance.now() - started;
+    // 4 at the node time out after 200 ms; the 8 behind them fail then, without three more rounds (800 ms).
+    expect(errors.every((e) => e instanceof RpcUnavailableError && e.reason === 'timeout')).toBe(true);
+    const waited = errors.filter((e) => /another call failed while this one waited: hang: .*no answer in 200 ms/.test(e.message));
+    expect(waited).toHaveLength(12 - RPC_IN_FLIGHT);
+    expect(errors.filter((e) => !waited.includes(e)).map((e) => e.message)).toEqual(Array(RPC_IN_FLIGHT).fill('hang: node unavailable (timeout): no answer in 200 ms'));
+    expect(elapsed).toBeGreaterThanOrEqual(190);
+    expect(elapsed).toBeLessThan(600);
+    // Not a breaker: the next call is sent, and answered.
+    expect(await rpc.call('getblockchaininfo')).toEqual({ value: '0.10000000', height: 7 });
+  });
 });
