@@ -70,9 +70,12 @@ function pooledRandomBytes(bytes: number): Buffer {
   return randomPool.subarray(randomPoolUsed, (randomPoolUsed += bytes));
 }
 
-/** `prefix` and `bytes` random bytes in base64url. */
+/** `prefix` and `bytes` random bytes in base64url. The pool's copy is zeroed: API secrets and operator tokens come from here. */
 export function randomToken(prefix: string, bytes: number): string {
-  return `${prefix}${pooledRandomBytes(bytes).toString('base64url')}`;
+  const drawn = pooledRandomBytes(bytes);
+  const token = `${prefix}${drawn.toString('base64url')}`;
+  drawn.fill(0);
+  return token;
 }
 
 /** A key check value: proves which master key a database was made with, without revealing it. */

@@ -24,10 +24,10 @@ describe.skipIf(!litecoindAvailable())('Core JSON-RPC client on a real node', ()
     expect(hashes).toHaveLength(200);
     expect(new Set(hashes).size).toBe(11);
     expect(hashes.every((h) => /^[0-9a-f]{64}$/.test(h))).toBe(true);
-    // Another path on the same node (a wallet's) shares the same turn-taking.
+    // Through another path of the same node too (that it shares the turns is shown on the HTTP double, rpc.integration).
     const mixed = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? rpc : rpc.withPath('/')).call<number>('getblockcount')));
     expect(new Set(mixed)).toEqual(new Set([10]));
-    // And a client made afresh for the same node (as each role makes its own) takes turns with itself.
+    // And a client made afresh for the same node, as each role makes its own.
     const fresh = new RpcClient(node.url);
     expect(await Promise.all(Array.from({ length: 100 }, () => fresh.call<number>('getblockcount')))).toEqual(Array(100).fill(10));
   });

@@ -122,7 +122,7 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
         creditedOffChain: await countCreditedOffChain(config.sql, config.network),
       };
       try {
-        const tip = await rpc.call<number>('getblockcount');
+        const tip = await rpc.probe<number>('getblockcount');
         return { ok: true, ...base, tip, lag: cursor ? Math.max(0, tip - cursor.height) : null };
       } catch (error) {
         return { ok: false, ...base, tip: null, lag: null, error: (error as Error).message };

@@ -64,8 +64,15 @@ export type RpcOptions = {
  */
 export const RPC_IN_FLIGHT = 4;
 
-/** One node as its clients see it: whose turn it is, and when it last failed to answer. */
-type NodeTurns = { turns: LimitFunction; unreachable: { at: number; reason: 'timeout' | 'connection'; detail: string } | null };
+/**
+ * One node as its clients see it: whose turn it is, when a call last got an answer (any answer,
+ * a JSON-RPC error too), and the last call it failed to answer (sent at `sentAt`, failed at `at`).
+ */
+type NodeTurns = {
+  turns: LimitFunction;
+  answeredAt: number;
+  unreachable: { at: number; sentAt: number; reason: 'timeout' | 'connection'; detail: string } | null;
+};
 
 export class RpcClient {
   private readonly endpoint: string;
@@ -86,7 +93,7 @@ export class RpcClient {
     }
     this.endpoint = parsed.toString();
     this.timeoutMs = options.timeoutMs ?? 15_000;
-    this.node = { turns: pLimit(options.inFlight ?? RPC_IN_FLIGHT), unreachable: null };
+    this.node = { turns: pLimit(options.inFlight ?? RPC_IN_FLIGHT), answeredAt: 0, unreachable: null };
   }
 
   /** The same node, another path (e.g. `/wallet/funder`): shares credentials and timeout. */
@@ -100,23 +107,39 @@ export class RpcClient {
 
   /**
    * One call, when its turn comes (the timeout runs from then). A call whose turn comes after the
-   * node failed to answer another one (timeout, refused connection) fails at once instead of
-   * waiting out a timeout of its own: behind a hung node, a queue of 20 would take five timeouts.
+   * node failed to answer another one (timeout, refused connection), with no answer to any call
+   * since that one was sent, fails at once instead of waiting out a timeout of its own: behind a
+   * hung node, a queue of 20 would take five timeouts. One slow call among answered ones fails alone.
    */
   call<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
     const asked = performance.now();
     return this.node.turns(async () => {
       const failed = this.node.unreachable;
-      if (failed && failed.at >= asked) throw new RpcUnavailableError(method, failed.reason, `another call failed while this one waited: ${failed.detail}`);
+      if (failed && failed.at >= asked && this.node.answeredAt < failed.sentAt) {
+        throw new RpcUnavailableError(method, failed.reason, `another call failed while this one waited: ${failed.detail}`);
+      }
+      const sentAt = performance.now();
       try {
-        return await this.send<T>(method, params);
+        const result = await this.send<T>(method, params);
+        this.node.answeredAt = performance.now();
+        return result;
       } catch (error) {
         if (error instanceof RpcUnavailableError && error.reason !== 'http') {
-          this.node.unreachable = { at: performance.now(), reason: error.reason, detail: error.message };
+          this.node.unreachable = { at: performance.now(), sentAt, reason: error.reason, detail: error.message };
+        } else {
+          this.node.answeredAt = performance.now(); // a JSON-RPC error or an HTTP status is an answer
         }
         throw error;
       }
     });
+  }
+
+  /**
+   * One call now, outside the turns: a readiness check must say whether the node answers, not wait
+   * behind a scan's queue (nor fail for another call's timeout). At most one such call a check.
+   */
+  probe<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
+    return this.send<T>(method, params);
   }
 
   private async send<T>(method: string, params: unknown[]): Promise<T> {
