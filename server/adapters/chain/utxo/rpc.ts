@@ -96,7 +96,7 @@ export class RpcClient {
     this.node = { turns: pLimit(options.inFlight ?? RPC_IN_FLIGHT), answeredAt: 0, unreachable: null };
   }
 
-  /** The same node, another path (e.g. `/wallet/funder`): shares credentials and timeout. */
+  /** The same node, another path (e.g. `/wallet/funder`): shares credentials, timeout and the node's turns. */
   withPath(path: string): RpcClient {
     const client = Object.create(RpcClient.prototype) as RpcClient;
     const url = new URL(this.endpoint);
