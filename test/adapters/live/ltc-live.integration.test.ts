@@ -55,6 +55,23 @@ describe.skipIf(!available)('live mode on a Litecoin regtest node', () => {
     }
   }
 
+  /** A withdrawal of `amount` LTC to a fresh address of the funder's, from a balance credited for it. */
+  async function withdraw(clientWithdrawalId: string, amount: string) {
+    await postEntries(app.db.db, [{ businessId: app.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '1000', kind: 'TEST' }], app.clock.now());
+    const payee = await node.funder.call<string>('getnewaddress', ['', 'bech32']);
+    const created = await app.signed('POST', '/v1/withdrawals', {
+      clientWithdrawalId, businessId: app.business.businessId, withdrawCurrency: 'LTC', network: 'LTC', address: payee, amount,
+    });
+    expect(created.statusCode, created.body).toBe(200);
+    return { payee, withdrawalId: created.json().withdrawalId as string };
+  }
+
+  /** What transaction `txid` pays `address`, each output as an exact decimal. */
+  async function paidTo(txid: string, address: string): Promise<string[]> {
+    const tx = await node.rpc.call<{ vout: { value: string; scriptPubKey: { addresses?: string[]; address?: string } }[] }>('getrawtransaction', [txid, true]);
+    return tx.vout.filter((o) => (o.scriptPubKey.addresses ?? [o.scriptPubKey.address]).includes(address)).map((o) => new Dec(o.value).toFixed());
+  }
+
   beforeAll(async () => {
     node = await startLitecoind({ replacement: true });
     await node.mine(101); // a spendable coinbase for the funder
@@ -165,35 +182,22 @@ describe.skipIf(!available)('live mode on a Litecoin regtest node', () => {
   });
 
   test('a withdrawal arrives at the payee with the recorded txid and the signed callback', async () => {
-    await postEntries(app.db.db, [{ businessId: app.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '1000', kind: 'TEST' }], app.clock.now());
-    const payee = await node.funder.call<string>('getnewaddress', ['', 'bech32']);
-    const created = await app.signed('POST', '/v1/withdrawals', {
-      clientWithdrawalId: 'ltc-w-1', businessId: app.business.businessId, withdrawCurrency: 'LTC', network: 'LTC', address: payee, amount: '0.05',
-    });
-    expect(created.statusCode, created.body).toBe(200);
+    const { payee, withdrawalId } = await withdraw('ltc-w-1', '0.05');
     const hit = await eventually(async () => app.receiver.hitsFor('/withdrawals')[0], 30_000, 'the withdrawal callback');
     const body = JSON.parse(hit.body);
     expect(body.status).toBe('COMPLETED');
     expect(body.transactionId).toMatch(/^[0-9a-f]{64}$/);
     expect(verifyCallback(app.business.callbackSecret, headersOf(hit), hit.body, { now: app.clock.now() })).toMatchObject({ transactionId: body.transactionId });
     // The node knows the transaction (in its mempool), and it pays the payee what the record says.
-    const tx = await node.rpc.call<{ vout: { value: string; scriptPubKey: { addresses?: string[]; address?: string } }[] }>('getrawtransaction', [body.transactionId, true]);
-    const toPayee = tx.vout.filter((o) => (o.scriptPubKey.addresses ?? [o.scriptPubKey.address]).includes(payee));
-    const read = await app.signed('GET', `/v1/withdrawals/${created.json().withdrawalId}`);
+    const read = await app.signed('GET', `/v1/withdrawals/${withdrawalId}`);
     expect(read.json()).toMatchObject({ status: 'COMPLETED', transactionId: body.transactionId });
-    expect(toPayee.map((o) => new Dec(o.value).toFixed())).toEqual([new Dec(read.json().actualWithdrawAmount).toFixed()]);
+    expect(await paidTo(body.transactionId, payee)).toEqual([new Dec(read.json().actualWithdrawAmount).toFixed()]);
     await node.mine(1);
     expect((await node.rpc.call<{ confirmations?: number }>('getrawtransaction', [body.transactionId, true])).confirmations).toBe(1);
   });
 
   test('a withdrawal the market outbids is replaced by the signer, and then shows the hash on chain (with an event keeping the old one)', async () => {
-    await postEntries(app.db.db, [{ businessId: app.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '1000', kind: 'TEST' }], app.clock.now());
-    const payee = await node.funder.call<string>('getnewaddress', ['', 'bech32']);
-    const created = await app.signed('POST', '/v1/withdrawals', {
-      clientWithdrawalId: 'ltc-w-bump', businessId: app.business.businessId, withdrawCurrency: 'LTC', network: 'LTC', address: payee, amount: '0.04',
-    });
-    expect(created.statusCode, created.body).toBe(200);
-    const id = created.json().withdrawalId as string;
+    const { payee, withdrawalId: id } = await withdraw('ltc-w-bump', '0.04');
     const first = await eventually(async () => {
       const r = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
       return r.status === 'COMPLETED' ? (r.transactionId as string) : null;
@@ -213,10 +217,7 @@ describe.skipIf(!available)('live mode on a Litecoin regtest node', () => {
     expect(mempool).not.toContain(first);
     await node.mine(1);
     expect((await node.rpc.call<{ confirmations?: number }>('getrawtransaction', [read.transactionId, true])).confirmations).toBe(1);
-    const tx = await node.rpc.call<{ vout: { value: string; scriptPubKey: { addresses?: string[]; address?: string } }[] }>('getrawtransaction', [read.transactionId, true]);
-    expect(tx.vout.filter((o) => (o.scriptPubKey.addresses ?? [o.scriptPubKey.address]).includes(payee)).map((o) => new Dec(o.value).toFixed())).toEqual([
-      new Dec(read.actualWithdrawAmount).toFixed(),
-    ]);
+    expect(await paidTo(read.transactionId, payee)).toEqual([new Dec(read.actualWithdrawAmount).toFixed()]);
     const [event] = await app.db.sql<{ data: { previousTransactionId: string; transactionId: string } }[]>`
       select data from events where entity_type = 'withdrawal' and entity_id = ${id} and from_status = 'COMPLETED' and to_status = 'COMPLETED'`;
     expect(event!.data).toMatchObject({ previousTransactionId: first, transactionId: read.transactionId });

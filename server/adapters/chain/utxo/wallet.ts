@@ -49,8 +49,14 @@ export class PayoutBroadcastError extends Error {
 /** A tracked output as the signer spends it. */
 const unsignedInput = (o: store.OutputRow): UnsignedInput => ({ txid: o.txid, vout: o.vout, amount: o.amount, script: o.script, branch: o.branch, idx: o.idx });
 
+/** The smallest output relays accept (Core's dust limit for a P2PKH output at 3 sat/vB), unless configured. */
+const DEFAULT_DUST = 546n;
+
 export class UtxoWallet {
   private readonly network: string;
+  private get dust(): bigint {
+    return this.o.dust ?? DEFAULT_DUST;
+  }
   constructor(private readonly o: WalletOptions) {
     this.network = o.params.network;
   }
@@ -94,7 +100,7 @@ export class UtxoWallet {
           satPerKvb: rate.satPerKvb,
           sizes,
           payeeOutputSize: outputSize(payeeScript.length),
-          dust: this.o.dust ?? 546n,
+          dust: this.dust,
         });
         const inputs = selection.inputs.map((c) => unsignedInput(byKey.get(c.key)!));
         const outputs = [{ script: payeeScript, amount }];
@@ -265,7 +271,7 @@ export class UtxoWallet {
     const payeeScript = scriptForAddress(payout.toAddress, this.o.params);
     const vsize = payoutVsize(SIZES[this.o.params.addressType], spent.length, outputSize(payeeScript.length), true);
     const incremental = await this.incrementalFeeRate();
-    const next = replacementFee({ vsize, oldFee: payout.fee, change, marketSatPerKvb, incrementalSatPerKvb: incremental, dust: this.o.dust ?? 546n });
+    const next = replacementFee({ vsize, oldFee: payout.fee, change, marketSatPerKvb, incrementalSatPerKvb: incremental, dust: this.dust });
     if (!next) return 'NOT_BUMPABLE';
     const signed = this.o.signer.sign({
       network: this.o.params.network,
