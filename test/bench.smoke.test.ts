@@ -74,6 +74,16 @@ describe('npm run bench (smoke)', () => {
     expect(value('Kassa server RSS peak during create (child process)')).toEqual(expect.any(Number));
   });
 
+  it("reads the batched statements of create and read from Kassa's /metrics: items per statement, round trip, time held", () => {
+    const value = (name: string) => report.scenarios.find((r) => r.name === name)?.kassa;
+    for (const what of ['create at max rate', 'read']) {
+      // A statement carries at least one item and takes some time; a batch that went at once was held 0 ms.
+      expect(value(`${what}: items per batched statement (mean)`), what).toBeGreaterThanOrEqual(1);
+      expect(value(`${what}: round trip of a batched statement (mean)`), what).toBeGreaterThan(0);
+      expect(value(`${what}: batch held behind an in-flight one (mean)`), what).toBeGreaterThanOrEqual(0);
+    }
+  });
+
   it('measures the HTTP floor of create and read: a bare route doing only the limit\'s statement, every request answered', () => {
     for (const name of ['HTTP floor: bare Fastify + the raw INSERT, vs raw INSERT+COMMIT', 'HTTP floor: bare Fastify + the raw SELECT, vs raw PK SELECT']) {
       const row = report.scenarios.find((r) => r.name === name);

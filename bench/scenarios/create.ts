@@ -16,6 +16,7 @@ import type { BenchContext } from '../context.js';
 import { cpuMs, postgresCpuMeter, RssSampler } from '../env.js';
 import { runAutocannon, runClosedLoop, runPaced, type LoadResult } from '../load.js';
 import { makeRow, type Row } from '../report.js';
+import { batchRows, scrapeBatches } from '../batches.js';
 import { quantile, sleep } from '../stats.js';
 
 const S = '1 create';
@@ -55,16 +56,20 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   let halfRate: number;
   let kassaCpu: number | null = null;
   let kassaPgCpu: number | null = null;
+  let batchesBefore: Awaited<ReturnType<typeof scrapeBatches>> = {};
+  let batchesAfter: Awaited<ReturnType<typeof scrapeBatches>> = {};
   try {
     if (options.warmupS > 0) {
       options.log(`  create: warm-up ${options.warmupS} s`);
       await runAutocannon({ url: kassa.url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: options.warmupS, build });
     }
     options.log(`  create: Kassa at full speed, ${options.durationS} s`);
+    batchesBefore = await scrapeBatches(kassa.url);
     const cpu0 = cpuMs(kassa.pid);
     const pgCpu = postgresCpuMeter(ctx.db.url);
     max = await load(kassa.url);
     const cpu1 = cpuMs(kassa.pid);
+    batchesAfter = await scrapeBatches(kassa.url);
     kassaCpu = cpu0 !== null && cpu1 !== null && max.ok ? (cpu1 - cpu0) / max.ok : null;
     kassaPgCpu = pgCpu(max.ok);
     halfRate = Math.max(1, Math.floor(max.rps / 2));
@@ -116,6 +121,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     makeRow({ scenario: S, name: 'create latency p50 at max rate', metric: 'p50 latency (limit: raw insert)', unit: 'ms', kassa: max.p50, limit: insert.p50, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p95 at max rate', metric: 'p95 latency (limit: raw insert)', unit: 'ms', kassa: max.p95, limit: insert.p95, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p99 at max rate', metric: 'p99 latency (limit: raw insert)', unit: 'ms', kassa: max.p99, limit: insert.p99, digits: 2 }),
+    ...batchRows(S, 'create at max rate', 'payment_create', batchesBefore, batchesAfter, max.p50),
     makeRow({ scenario: S, name: 'create errors at max rate', metric: 'non-2xx + socket errors', unit: 'count', kassa: max.errors, limit: null, digits: 0,
       ...(max.errors ? { note: `status codes ${JSON.stringify(max.statusCodes)}` } : {}) }),
     makeRow({ scenario: S, name: 'create latency p50 at half the max rate, paced', metric: 'p50 latency, evenly spaced arrivals', unit: 'ms', kassa: paced.p50, digits: 2,

@@ -10,6 +10,7 @@ import { createCryptoPayment, simulateDepositOverHttp, type BenchContext } from 
 import { cpuMs, postgresCpuMeter } from '../env.js';
 import { runAutocannon, runClosedLoop } from '../load.js';
 import { makeRow, type Row } from '../report.js';
+import { batchRows, scrapeBatches } from '../batches.js';
 
 const S = '2 read';
 
@@ -31,11 +32,13 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
     });
 
   options.log(`  read: Kassa GET ${path}, ${options.durationS} s`);
+  const batchesBefore = await scrapeBatches(kassa.url);
   const cpu0 = cpuMs(kassa.pid);
   const pgReadCpu = postgresCpuMeter(ctx.db.url);
   const read = await load(kassa.url);
 
   const cpu1 = cpuMs(kassa.pid);
+  const batchesAfter = await scrapeBatches(kassa.url);
   const pgCpuPerRead = pgReadCpu(read.ok);
   const cpuPerRead = cpu0 !== null && cpu1 !== null && read.ok ? (cpu1 - cpu0) / read.ok : null;
 
@@ -63,6 +66,7 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
     makeRow({ scenario: S, name: 'read CPU per request', metric: 'server process CPU (user+sys) / 2xx', unit: 'ms', kassa: cpuPerRead, digits: 3 }),
     makeRow({ scenario: S, name: 'read PostgreSQL CPU per request vs per raw SELECT', metric: 'database server CPU (user+sys, all backends) / operation', unit: 'ms', kassa: pgCpuPerRead, limit: pgCpuPerSelect, digits: 3 }),
     makeRow({ scenario: S, name: 'read latency p50', metric: 'p50 latency (limit: raw select)', unit: 'ms', kassa: read.p50, limit: select.p50, digits: 2 }),
+    ...batchRows(S, 'read', 'payment_read_stamp', batchesBefore, batchesAfter, read.p50),
     makeRow({ scenario: S, name: 'read latency p99', metric: 'p99 latency (limit: raw select)', unit: 'ms', kassa: read.p99, limit: select.p99, digits: 2 }),
   ];
 }

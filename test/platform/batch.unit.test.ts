@@ -5,7 +5,7 @@
  * that item's.
  */
 import { describe, expect, it } from 'vitest';
-import { batched } from '../../server/platform/batch.js';
+import { batched, batchMetrics } from '../../server/platform/batch.js';
 
 /** A batch runner that records each call's items and answers when `open` is called. */
 function recorder<In>() {
@@ -83,5 +83,46 @@ describe('batched', () => {
   it('a lone item waits for nothing but the next turn', async () => {
     const add = batched(async (items: readonly number[]) => items.map((n) => n * 2), { maxSize: 64, maxInFlight: 2 });
     expect(await add(21)).toBe(42);
+  });
+
+  it('a named batcher measures each statement: items, round trip, and time held behind an in-flight one', async () => {
+    const name = `unit_${Math.random().toString(36).slice(2)}`;
+    /** The sum and count of one of the batcher's histograms. */
+    const read = async (histogram: (typeof batchMetrics)[keyof typeof batchMetrics]) => {
+      const metric = await histogram.get();
+      const values = metric.values.filter((v) => v.labels.batch === name);
+      const pick = (suffix: string) => values.find((v) => v.metricName === `${metric.name}${suffix}`)?.value ?? 0;
+      return { sum: pick('_sum'), count: pick('_count') };
+    };
+    const r = recorder<number>();
+    const add = batched(r.run, { maxSize: 64, maxInFlight: 1, name });
+    const first = Promise.all([add(1), add(2), add(3)]);
+    await turn();
+    const second = add(4);
+    await turn();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    r.openAll();
+    await first;
+    await turn();
+    r.openAll();
+    await second;
+
+    expect(await read(batchMetrics.items)).toEqual({ sum: 4, count: 2 });
+    const seconds = await read(batchMetrics.seconds);
+    expect(seconds.count).toBe(2);
+    // The first batch was at the "database" for the 20 ms the test held it.
+    expect(seconds.sum).toBeGreaterThanOrEqual(0.019);
+    const held = await read(batchMetrics.heldSeconds);
+    expect(held.count).toBe(2);
+    // [4] waited those 20 ms for [1, 2, 3]; [1, 2, 3] went at once.
+    expect(held.sum).toBeGreaterThanOrEqual(0.019);
+    expect(held.sum).toBeLessThan(seconds.sum);
+  });
+
+  it('an unnamed batcher adds no series', async () => {
+    const before = (await batchMetrics.items.get()).values.length;
+    const add = batched(async (items: readonly number[]) => [...items], { maxSize: 64, maxInFlight: 2 });
+    expect(await add(7)).toBe(7);
+    expect((await batchMetrics.items.get()).values.length).toBe(before);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics at GET /metrics (CONTRACT §4, §9). Two kinds:
  *
- * - this process's own: HTTP requests and latency by route, Node process metrics;
+ * - this process's own: HTTP requests and latency by route, Node process metrics,
+ *   and its batched statements (platform/batch.ts: items, round trip, time held);
  * - the installation's, read from PostgreSQL at scrape time (gauges with a
  *   `collect` callback): payments created and finished, deposits credited,
  *   callbacks by outcome and the oldest due, the job queue's depth and age. Read from the
@@ -21,6 +22,7 @@ import type { Deps } from '../../deps.js';
 import { z } from 'zod';
 import { KassaError } from '../../platform/errors.js';
 import { safeEqual } from '../../platform/secrets.js';
+import { batchMetrics } from '../../platform/batch.js';
 import { defineRoute, type AnyRoute } from './route.js';
 
 /** Payment statuses after which nothing more is expected (CONTRACT §5). */
@@ -38,6 +40,8 @@ type Row = Record<string, string | number | null>;
 export function registerMetrics(app: FastifyInstance, deps: Deps): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'kassa_' });
+  // The batchers' own series (platform/batch.ts): they live as long as the process, each server shows them.
+  for (const metric of Object.values(batchMetrics)) registry.registerMetric(metric);
   const requests = new Counter({
     name: 'kassa_http_requests_total',
     help: 'HTTP requests answered by this process, by method, route pattern and status code',

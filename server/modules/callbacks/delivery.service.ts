@@ -204,7 +204,7 @@ const outcomeBatch = preparedPerPool((database: Database) =>
     const written = await database.sql.unsafe<{ id: string }[]>(OUTCOMES, params as never[], { prepare: true });
     const ids = new Set(written.map((row) => row.id));
     return items.map((item) => ids.has(item.id));
-  }, { maxSize: 32, maxInFlight: 2 }),
+  }, { maxSize: 32, maxInFlight: 2, name: 'callback_outcome' }),
 );
 
 /** The outcome of one attempt (batched with those of the same moment, see OUTCOMES). */

@@ -86,7 +86,7 @@ const stampBatch = preparedPerPool((database: Database) =>
     const stamps: (string | null)[] = items.map(() => null);
     for (const { i, stamp } of rows) stamps[i] = stamp;
     return stamps;
-  }, { maxSize: 64, maxInFlight: BATCHES_IN_FLIGHT }),
+  }, { maxSize: 64, maxInFlight: BATCHES_IN_FLIGHT, name: 'payment_read_stamp' }),
 );
 
 /** The payment's version stamp, if it is the business's and the caller's proof holds; null otherwise. */

@@ -136,7 +136,7 @@ async function insertRows(client: Sql, rows: readonly PendingInsert[]): Promise<
 }
 
 /** Up to 64 creates a statement; while 2 batches are at the database (generic-plan pool) the next one gathers. */
-const CREATE_BATCH = { maxSize: 64, maxInFlight: BATCHES_IN_FLIGHT };
+const CREATE_BATCH = { maxSize: 64, maxInFlight: BATCHES_IN_FLIGHT, name: 'payment_create' };
 
 /** Each pool's batcher of creates. */
 const insertBatch = preparedPerPool((database: Database) =>

@@ -146,4 +146,31 @@ describe('without a token: loopback only', () => {
       await other.stop();
     }
   });
+
+  it("shows this process's batched statements: items per statement, round trip and time held, by batcher", async () => {
+    const series = (text: string, name: string, batch: string) => sample(text, name, { batch }) ?? 0;
+    const before = (await scrape('127.0.0.1')).body;
+    // Five creates sent in one turn of the event loop go out in at most two statements while the first is at the database.
+    const creates = await Promise.all(
+      [1, 2, 3, 4, 5].map(() =>
+        t.signed('POST', '/v1/payments', { clientPaymentId: `b-${randomUUID()}`, businessId: t.business.businessId, locale: 'en', displayCurrency: 'EUR', displayAmount: '3.00' }),
+      ),
+    );
+    expect(creates.map((res) => res.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    const id = creates[0]!.json().paymentInfo.paymentId as string;
+    expect((await t.signed('GET', `/v1/payments/${id}`)).statusCode).toBe(200);
+    const after = (await scrape('127.0.0.1')).body;
+    const delta = (name: string, batch: string) => series(after, name, batch) - series(before, name, batch);
+
+    expect(delta('kassa_db_batch_items_sum', 'payment_create')).toBe(5);
+    const statements = delta('kassa_db_batch_items_count', 'payment_create');
+    expect(statements).toBeGreaterThanOrEqual(1);
+    expect(statements).toBeLessThanOrEqual(5);
+    expect(delta('kassa_db_batch_seconds_count', 'payment_create')).toBe(statements);
+    expect(delta('kassa_db_batch_seconds_sum', 'payment_create')).toBeGreaterThan(0);
+    expect(delta('kassa_db_batch_held_seconds_count', 'payment_create')).toBe(statements);
+    expect(delta('kassa_db_batch_items_sum', 'payment_read_stamp')).toBe(1);
+    expect(delta('kassa_db_batch_seconds_count', 'payment_read_stamp')).toBe(1);
+    expect(after).toContain('# HELP kassa_db_batch_seconds ');
+  });
 });
