@@ -39,6 +39,24 @@ export const BATCHES_IN_FLIGHT = 2;
  */
 export const GENERIC_POOL_SIZE = 2 * BATCHES_IN_FLIGHT;
 
+/**
+ * The rows of a postgres.js query, with its parameters dropped from the query object once it is
+ * answered. For the batched statements, whose one parameter is the whole batch as JSON (KBs).
+ *
+ * Why: under load, answered postgres.js `Query` objects outlive their request until V8's next
+ * mark-compact: the young-generation GC promotes them, and with them their parameters. What keeps
+ * them is not found (a heap snapshot sees none; README, twelfth round). Measured with 7,500 paced
+ * creates: 18.6 MB promoted before, 7.2–7.4 MB after; over six alternating create runs the paced p99
+ * was 12.5–27.5 ms (median 16.9) against 20.1–43.0 ms (median 23.8), and the RSS peak 220–236
+ * against 180–255 MiB. Nothing reads the parameters after the answer (postgres.js retries a
+ * statement only before it is answered).
+ */
+export async function answered<T>(query: Promise<T>): Promise<T> {
+  const rows = await query;
+  Object.assign(query, { args: null, parameters: null });
+  return rows;
+}
+
 export function connect(url: string, options: { max?: number } = {}): Database {
   const open = (max: number, settings: Record<string, string> = {}) => postgres(url, {
     max,

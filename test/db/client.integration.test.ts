@@ -6,7 +6,7 @@
  * second pool, one connection for each batch either keeps in flight.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BATCHES_IN_FLIGHT, GENERIC_POOL_SIZE } from '../../db/client.js';
+import { answered, BATCHES_IN_FLIGHT, GENERIC_POOL_SIZE } from '../../db/client.js';
 import { cachedPaymentJson, getPayment } from '../../server/modules/payments/index.js';
 import { createPayment } from '../../server/modules/payments/payment.service.js';
 import { getBusiness } from '../../server/modules/businesses/index.js';
@@ -72,3 +72,23 @@ describe('the two pools of a Database', () => {
     expect(after.custom).toBe(0);
   });
 });
+
+describe('answered', () => {
+  /** Whether `value` reaches `target` through its own properties, a few levels deep (functions not followed). */
+  const reaches = (value: unknown, target: string, depth = 0): boolean =>
+    value === target || (depth < 4 && value !== null && typeof value === 'object' && Object.values(value).some((v) => reaches(v, target, depth + 1)));
+
+  it("gives the query's rows, and the answered query object no longer holds its parameter (a batch's JSON)", async () => {
+    const parameter = `[${'"x",'.repeat(2000)}"y"]`;
+    const query = t.db.generic.unsafe<{ n: number }[]>('select json_array_length($1::text::json) as n', [parameter], { prepare: true });
+    expect((await answered(query))[0]!.n).toBe(2001);
+    expect(reaches(query, parameter)).toBe(false);
+
+    // What it is for: a query awaited as it is keeps the parameter for as long as the object lives.
+    const kept = `[${'"x",'.repeat(1000)}"z"]`;
+    const plain = t.db.generic.unsafe<{ n: number }[]>('select json_array_length($1::text::json) as n', [kept], { prepare: true });
+    expect((await plain)[0]!.n).toBe(1001);
+    expect(reaches(plain, kept)).toBe(true);
+  });
+});
+

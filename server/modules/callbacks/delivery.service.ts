@@ -19,7 +19,7 @@
  * claim reads the due index and the subject index.
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
-import { executePrepared, preparedPerPool, type Database, type Queryable } from '../../../db/client.js';
+import { answered, executePrepared, preparedPerPool, type Database, type Queryable } from '../../../db/client.js';
 import { batched } from '../../platform/batch.js';
 import { callbackAttempts, callbackDeliveries } from '../../../db/schema.js';
 import type { CallbacksDeps as Deps, PostResult } from './ports.js';
@@ -201,7 +201,7 @@ const outcomeBatch = preparedPerPool((database: Database) =>
     const ordered = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const columns: (keyof OutcomeRow)[] = ['id', 'prevAttempts', 'attempt', 'status', 'nextAt', 'deliveredAt', 'startedAt', 'plannedAt', 'statusCode', 'latencyMs', 'error'];
     const params = columns.map((column) => ordered.map((item) => text(item[column])));
-    const written = await database.sql.unsafe<{ id: string }[]>(OUTCOMES, params as never[], { prepare: true });
+    const written = await answered(database.sql.unsafe<{ id: string }[]>(OUTCOMES, params as never[], { prepare: true }));
     const ids = new Set(written.map((row) => row.id));
     return items.map((item) => ids.has(item.id));
   }, { maxSize: 32, maxInFlight: 2, name: 'callback_outcome' }),

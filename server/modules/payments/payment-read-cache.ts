@@ -26,7 +26,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { LRUCache } from 'lru-cache';
 import { assertProofHolds, proofHolds, type CallerProof } from '../businesses/index.js';
 import { notFound } from '../../platform/errors.js';
-import { BATCHES_IN_FLIGHT, preparedPerPool, type Database } from '../../../db/client.js';
+import { answered, BATCHES_IN_FLIGHT, preparedPerPool, type Database } from '../../../db/client.js';
 import { batched } from '../../platform/batch.js';
 import type { PaymentsDeps as Deps } from './ports.js';
 import type { PaymentRecord } from './payment-record.rules.js';
@@ -82,7 +82,7 @@ const stampBatch = preparedPerPool((database: Database) =>
       i, payment_id: paymentId, business_id: businessId,
       key_id: proof?.apiKeyId ?? null, key_version: proof?.keyVersion ?? null, business_version: proof?.businessVersion ?? null,
     }));
-    const rows = await database.generic.unsafe<{ i: number; stamp: string | null }[]>(STAMPS, [JSON.stringify(records)], { prepare: true });
+    const rows = await answered(database.generic.unsafe<{ i: number; stamp: string | null }[]>(STAMPS, [JSON.stringify(records)], { prepare: true }));
     const stamps: (string | null)[] = items.map(() => null);
     for (const { i, stamp } of rows) stamps[i] = stamp;
     return stamps;

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { requestHash } from '../../platform/idempotency.js';
 import { randomToken } from '../../platform/secrets.js';
 import { batched } from '../../platform/batch.js';
-import { BATCHES_IN_FLIGHT, preparedPerPool, type Database, type Queryable, type Sql } from '../../../db/client.js';
+import { answered, BATCHES_IN_FLIGHT, preparedPerPool, type Database, type Queryable, type Sql } from '../../../db/client.js';
 import { deposits, payments, refunds } from '../../../db/schema.js';
 import { assertProofHolds, getBusiness, proofHolds, type Business, type CallerProof } from '../businesses/index.js';
 import type { PaymentsDeps as Deps } from './ports.js';
@@ -131,7 +131,7 @@ async function insertRows(client: Sql, rows: readonly PendingInsert[]): Promise<
     record.proof_business_version = proof?.businessVersion ?? null;
     return record;
   });
-  const written = await client.unsafe<{ id: string }[]>(INSERT_TEXT, [JSON.stringify(records)], { prepare: true });
+  const written = await answered(client.unsafe<{ id: string }[]>(INSERT_TEXT, [JSON.stringify(records)], { prepare: true }));
   return new Set(written.map((row) => row.id));
 }
 
