@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import type { Runner } from 'graphile-worker';
 import { EmbeddedDatabaseError } from '../db/embedded.js';
 import { startWorker } from '../jobs/worker.js';
+import { survivingJobReleaseFailures } from '../jobs/release-failures.js';
 import { createServer, type KassaServer } from './edges/app.js';
 import { createDemoBusinessIfEmpty, demoBanner, productionHint } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
@@ -50,6 +51,8 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = deps.log;
+  // graphile-worker leaves a failed job release unhandled (jobs/release-failures.ts): logged, not fatal.
+  process.on('unhandledRejection', survivingJobReleaseFailures(log));
   // Live: payouts and sweeps run only where the keys are (the signer, or a combined process given the mnemonic).
   const signs = !config.sandbox && signsIn(role, process.env.KASSA_SIGNER_MNEMONIC_FILE?.trim() || undefined);
   const tasks: TaskSelection = config.sandbox ? 'all' : role === 'signer' ? 'payouts' : signs ? 'all' : 'without-payouts';
