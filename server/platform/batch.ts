@@ -102,17 +102,15 @@ export function batched<In, Out>(run: (items: readonly In[]) => Promise<Out[]>, 
       maxBatchSize: options.maxSize,
       batchScheduleFn: (dispatch) =>
         setImmediate(() => {
-          if (inFlight < options.maxInFlight) {
-            measured?.held.observe(0);
+          /** Sends the batch, measured as held 0 or since the moment it began to wait. */
+          const send = (heldSince?: number) => {
+            measured?.held.observe(heldSince === undefined ? 0 : (performance.now() - heldSince) / 1000);
             dispatch();
-          } else if (measured) {
-            const held = performance.now();
-            waiting.push(() => {
-              measured.held.observe((performance.now() - held) / 1000);
-              dispatch();
-            });
-          } else {
-            waiting.push(dispatch);
+          };
+          if (inFlight < options.maxInFlight) send();
+          else {
+            const heldSince = performance.now();
+            waiting.push(() => send(heldSince));
           }
         }),
     },

@@ -1,5 +1,5 @@
 /**
- * The operator CLI as a real child process (`tsx server/cli.ts`) against a
+ * The operator CLI as a real child process (`tsx server/cli.ts`; `runTsx` runs any TypeScript file so) against a
  * test database, and the check of its `--json` output.
  */
 import { execFile } from 'node:child_process';
@@ -14,22 +14,22 @@ const TSX = join(CWD, 'node_modules/.bin/tsx');
 
 export type CliResult = { code: number; stdout: string; stderr: string };
 
+/** A TypeScript file run as a child process (`tsx`): its exit code, stdout and stderr. */
+export async function runTsx(script: string, args: string[], env: Record<string, string>, timeout: number): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await run(TSX, [script, ...args], { cwd: CWD, env: { ...process.env, ...env }, timeout });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: unknown; stdout?: string; stderr?: string; killed?: boolean };
+    if (typeof e.code !== 'number') throw error; // spawn failure or timeout, not an exit code
+    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
 /** A `kassa` function bound to one database URL: exit code, stdout and stderr of one command. */
 export function cliOn(databaseUrl: () => string) {
-  return async function kassa(...args: string[]): Promise<CliResult> {
-    try {
-      const { stdout, stderr } = await run(TSX, ['server/cli.ts', ...args], {
-        cwd: CWD,
-        env: { ...process.env, DATABASE_URL: databaseUrl(), KASSA_MASTER_KEY: TEST_MASTER_KEY, LOG_LEVEL: 'silent', NODE_ENV: 'test' },
-        timeout: 20_000,
-      });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const e = error as { code?: unknown; stdout?: string; stderr?: string; killed?: boolean };
-      if (typeof e.code !== 'number') throw error; // spawn failure or timeout, not an exit code
-      return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  };
+  return (...args: string[]): Promise<CliResult> =>
+    runTsx('server/cli.ts', args, { DATABASE_URL: databaseUrl(), KASSA_MASTER_KEY: TEST_MASTER_KEY, LOG_LEVEL: 'silent', NODE_ENV: 'test' }, 20_000);
 }
 
 /** The stdout of a --json command: exactly one line holding one JSON object, nothing else. */

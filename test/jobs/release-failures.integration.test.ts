@@ -4,15 +4,12 @@
  * process: the rare crash of test/reliability/database-faults in CI. Kassa's entry logs that one
  * rejection and carries on (jobs/release-failures.ts); any other still ends the process.
  */
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isJobReleaseFailure, survivingJobReleaseFailures } from '../../jobs/release-failures.js';
+import { runTsx, type CliResult } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
-const CWD = join(import.meta.dirname, '../..');
-const TSX = join(CWD, 'node_modules/.bin/tsx');
 const CHILD = join(import.meta.dirname, 'fixtures/release-failure.child.ts');
 
 let db: TestDatabase;
@@ -24,16 +21,7 @@ afterAll(async () => {
 });
 
 /** Runs the child; its exit code and what it printed. */
-async function child(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(TSX, [CHILD, ...args], { cwd: CWD, env: { ...process.env, DATABASE_URL: db.url }, timeout: 60_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: unknown; stdout?: string; stderr?: string };
-    if (typeof e.code !== 'number') throw error;
-    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+const child = (...args: string[]): Promise<CliResult> => runTsx(CHILD, args, { DATABASE_URL: db.url }, 60_000);
 
 describe('a job whose release fails after it has run', () => {
   it("ends a bare graphile-worker process (the library's unhandled rejection)", async () => {
