@@ -53,6 +53,10 @@ describe('canonical addresses', () => {
     expect(canonicalAddress('BCH', 'qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a')).toBe(legacy);
     expect(canonicalAddress('BCH', 'BITCOINCASH:QPM2QSZNHKS23Z7629MMS6S4CWEF74VCWVY22GDX6A')).toBe(legacy);
     expect(canonicalAddress('BCH', 'garbage')).toBe('garbage');
+    // legacy P2SH (3…) and its CashAddr; a legacy address whose checksum is off stays as written
+    expect(canonicalAddress('BCH', '3CWFddi6m4ndiGyKqzYvsFYagqDLPVMTzC')).toBe('p2sh:76a04053bda0a88bda5177b86a15c3b29f559873');
+    expect(canonicalAddress('BCH', 'bitcoincash:ppm2qsznhks23z7629mms6s4cwef74vcwvn0h829pq')).toBe('p2sh:76a04053bda0a88bda5177b86a15c3b29f559873');
+    expect(canonicalAddress('BCH', '1BpEi6DfDAUFd7GtittLSdBeYJvcoaVggv')).toBe('1BpEi6DfDAUFd7GtittLSdBeYJvcoaVggv');
   });
 
   it('XLM: uppercase', () => {

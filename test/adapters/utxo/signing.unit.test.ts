@@ -60,7 +60,7 @@ describe('BCH SIGHASH_FORKID vector (mainnet transaction 96ee2000…, published 
 });
 
 describe('the signer on BCH', () => {
-  it('signs each input with the key of its own derivation path, SIGHASH_ALL|FORKID, final sequence', () => {
+  it('signs each input with the key of its own derivation path, SIGHASH_ALL|FORKID, final sequence', async () => {
     const xpub = accountXpub("m/44'/145'/0'");
     const signer = new UtxoSigner(MNEMONIC, { BCH: xpub });
     const keys = new AccountKeys(xpub, resolveParams('BCH', 'main'));
@@ -71,7 +71,7 @@ describe('the signer on BCH', () => {
       { txid: '22'.repeat(32), vout: 5, amount: 70_000n, script: change.script, branch: 1 as const, idx: 1 },
     ];
     const outputs = [{ script: hex.decode(keys.derive(1, 2).script), amount: 100_000n }];
-    const signed = signer.sign({ network: 'BCH', inputs, outputs });
+    const signed = await signer.sign({ network: 'BCH', inputs, outputs });
     const tx = decodeTransaction(hexToBin(signed.hex)) as TransactionBCH;
     const sources = inputs.map((i) => ({ lockingBytecode: hex.decode(i.script), valueSatoshis: i.amount }));
     [deposit, change].forEach((owner, index) => {

@@ -1,7 +1,7 @@
 /**
  * Watch-only keys and addresses from an account-level extended public key.
  * Deposit i = `<xpub>/0/i`, change i = `<xpub>/1/i`, treasury = `<xpub>/1/0`.
- * BTC/LTC: P2WPKH bech32 (via @scure/btc-signer); BCH: P2PKH CashAddr (via @bitauth/libauth).
+ * BTC/LTC: P2WPKH bech32 (via @scure/btc-signer); BCH: P2PKH CashAddr (cash-address.rules.ts).
  */
 import { HDKey } from '@scure/bip32';
 import { createBase58check, hex } from '@scure/base';
@@ -9,7 +9,8 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { ripemd160 } from '@noble/hashes/legacy.js';
 import { Address, OutScript, p2wpkh } from '@scure/btc-signer';
 import type { BTC_NETWORK } from '@scure/btc-signer/utils.js';
-import { cashAddressToLockingBytecode, encodeCashAddress, lockingBytecodeToCashAddress } from '@bitauth/libauth';
+import { encodeCashAddress } from '@bitauth/libauth';
+import { cashAddressScript, scriptCashAddress } from './cash-address.rules.js';
 import type { ResolvedParams } from './params.js';
 
 const base58check = createBase58check(sha256);
@@ -58,10 +59,10 @@ export function addressForPublicKey(publicKey: Uint8Array, p: ResolvedParams): s
 export function scriptForAddress(address: string, p: ResolvedParams): Uint8Array {
   if (p.cashAddrPrefix) {
     const withPrefix = address.includes(':') ? address : `${p.cashAddrPrefix}:${address}`;
-    const decoded = cashAddressToLockingBytecode(withPrefix);
+    const decoded = cashAddressScript(withPrefix);
     if (typeof decoded === 'string') throw new Error(`invalid ${p.network} address: ${decoded}`);
     if (decoded.prefix !== p.cashAddrPrefix) throw new Error(`address is for ${decoded.prefix}, node is on ${p.cashAddrPrefix}`);
-    return decoded.bytecode;
+    return decoded.script;
   }
   return OutScript.encode(Address(btcSignerNetwork(p)).decode(address));
 }
@@ -70,8 +71,7 @@ export function scriptForAddress(address: string, p: ResolvedParams): Uint8Array
 export function addressForScript(script: Uint8Array, p: ResolvedParams): string | null {
   try {
     if (p.cashAddrPrefix) {
-      const r = lockingBytecodeToCashAddress({ prefix: p.cashAddrPrefix as 'bitcoincash', bytecode: script });
-      return typeof r === 'string' ? null : r.address;
+      return scriptCashAddress(p.cashAddrPrefix, script);
     }
     return Address(btcSignerNetwork(p)).encode(OutScript.decode(script));
   } catch {

@@ -10,7 +10,6 @@ import { hex } from '@scure/base';
 import { Transaction } from '@scure/btc-signer';
 import { parseAccountXpub, sameAccountKey, type Branch } from './keys.js';
 import { NETWORK_PARAMS, type UtxoNetwork } from './params.js';
-import { signBchTransaction } from './bch.js';
 import { readMnemonicFile, SignerConfigError } from '../mnemonic-file.js';
 
 export { SignerConfigError };
@@ -26,7 +25,7 @@ export type SignedPayout = { hex: string; txid: string; vsize: number };
 
 /** What the wallet needs from the signer role. */
 export interface PayoutSigner {
-  sign(payout: UnsignedPayout): SignedPayout;
+  sign(payout: UnsignedPayout): Promise<SignedPayout>;
 }
 
 export class UtxoSigner implements PayoutSigner {
@@ -59,9 +58,13 @@ export class UtxoSigner implements PayoutSigner {
     return account.deriveChild(branch).deriveChild(idx).privateKey!;
   }
 
-  sign(payout: UnsignedPayout): SignedPayout {
+  async sign(payout: UnsignedPayout): Promise<SignedPayout> {
     const params = NETWORK_PARAMS[payout.network];
     if (params.forkId) {
+      // Loaded on the first BCH payout: libauth's signing brings its WebAssembly curve and hash
+      // instances (~9 MiB resident), which no other process or network needs (the build makes
+      // bch.js a chunk of its own, scripts/build-server.mjs).
+      const { signBchTransaction } = await import('./bch.js');
       const signed = signBchTransaction(
         payout.inputs.map((i) => ({
           txid: i.txid,

@@ -118,7 +118,7 @@ export class UtxoWallet {
           await store.insertAddresses(tx, this.network, missing);
           outputs.push({ script: hex.decode(change.script), amount: selection.change });
         }
-        const signed = this.o.signer.sign({ network: this.o.params.network, inputs, outputs });
+        const signed = await this.o.signer.sign({ network: this.o.params.network, inputs, outputs });
         const row = {
           id: request.id,
           toAddress: request.toAddress,
@@ -273,7 +273,7 @@ export class UtxoWallet {
     const incremental = await this.incrementalFeeRate();
     const next = replacementFee({ vsize, oldFee: payout.fee, change, marketSatPerKvb, incrementalSatPerKvb: incremental, dust: this.dust });
     if (!next) return 'NOT_BUMPABLE';
-    const signed = this.o.signer.sign({
+    const signed = await this.o.signer.sign({
       network: this.o.params.network,
       inputs: spent.map(unsignedInput),
       outputs: [

@@ -1,0 +1,37 @@
+/**
+ * What `node dist/server/main.js` (npm start) evaluates at start: main.js and the chunks it imports
+ * statically, not the chunks behind a dynamic import(). BCH signing's libauth WebAssembly instances
+ * (~9 MiB resident) must stay behind one (scripts/build-server.mjs, utxo/cash-address.rules.ts).
+ * `npm test` builds first (pretest), so the bundle is the one of this tree.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const MAIN = resolve('dist/server/main.js');
+const STATIC = /^(?:import\s*(?:\{[^}]*\}\s*from\s*)?|\}\s*from\s*)"(\.\/[^"]+)";$/gm;
+const DYNAMIC = /import\("(\.\/[^"]+)"\)/g;
+// libauth's module that instantiates its WebAssembly hashes and curve at the top level.
+const WASM_AT_TOP = /await Promise\.all\(\[\s*instantiateSha1\(\)/;
+
+/** Files reached from `file` by static imports, `file` included. */
+function staticGraph(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  for (const [, spec] of readFileSync(file, 'utf8').matchAll(STATIC)) staticGraph(join(dirname(file), spec!), seen);
+  return seen;
+}
+
+describe('the server bundle (npm test builds it first; npm run build for this file alone)', () => {
+  it('evaluates no libauth WebAssembly at start; the BCH signing chunk it imports on demand does', () => {
+    const atStart = staticGraph(MAIN);
+    expect(atStart.size).toBeGreaterThan(1);
+    for (const file of atStart) expect(WASM_AT_TOP.test(readFileSync(file, 'utf8')), file).toBe(false);
+
+    const lazy = [...readFileSync(MAIN, 'utf8').matchAll(DYNAMIC)].map(([, spec]) => join(dirname(MAIN), spec!));
+    const bch = lazy.find((file) => /\/bch-[A-Z0-9]+\.js$/.test(file));
+    expect(bch, `dynamic imports: ${lazy.join(', ')}`).toBeDefined();
+    const behindIt = [...staticGraph(bch!)].filter((file) => !atStart.has(file));
+    expect(behindIt.some((file) => WASM_AT_TOP.test(readFileSync(file, 'utf8')))).toBe(true);
+  });
+});
