@@ -14,6 +14,7 @@ import { survivingJobReleaseFailures } from '../jobs/release-failures.js';
 import { createServer, type KassaServer } from './edges/app.js';
 import { createDemoBusinessIfEmpty, demoBanner, productionHint } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
+import { tuneHeapGrowth } from './platform/heap-growth.js';
 import { buildDeps, buildLiveDeps, openKassaDatabase } from './compose.js';
 import { signsIn } from './adapters/chain/live/live-chains.js';
 import type { TaskSelection } from '../jobs/worker.js';
@@ -29,6 +30,8 @@ function redacted(url: string): string {
 }
 
 async function main(): Promise<void> {
+  // Fewer, later full collections under load (platform/heap-growth.ts), unless the operator chose.
+  tuneHeapGrowth();
   const { values } = parseArgs({ options: { role: { type: 'string', default: 'all' } } });
   const role = values.role;
   if (role !== 'all' && role !== 'web' && role !== 'worker' && role !== 'signer') {
