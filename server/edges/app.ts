@@ -31,15 +31,19 @@ import { LiveUpdates } from '../modules/payments/index.js';
 /** Largest accepted request body (CONTRACT §3). */
 export const BODY_LIMIT = 64 * 1024;
 
+/** Methods that carry no body here: their content-type, if any, is not looked at. */
+const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /**
  * tRPC's adapter brings its own parser for multipart bodies (FormData
  * inputs), which this API never uses: refuse any non-JSON body with 415
- * before it gets there.
+ * before it gets there, whatever the method (a PUT with a multipart body
+ * reached that parser, which failed with a 500: the soak's fuzzing found it).
  */
 function jsonOnly(scope: FastifyInstance): void {
   scope.addHook('onRequest', async (request, reply) => {
     const type = request.headers['content-type'];
-    if (request.method === 'POST' && type !== undefined && !/^application\/json\s*(;|$)/i.test(type)) {
+    if (!BODILESS.has(request.method) && type !== undefined && !/^application\/json\s*(;|$)/i.test(type)) {
       return sendProblem(reply, problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.'));
     }
   });

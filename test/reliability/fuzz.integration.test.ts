@@ -497,6 +497,7 @@ function fixedRequests(): [string, FuzzRequest][] {
     ['checkout get with a token that is an object', trpc('get', { token: { $ne: null } })],
     ['checkout choose by GET', trpc('choose', { token: 'x', depositCurrency: 'BTC', network: 'BTC' })],
     ['checkout API with a multipart body', { kind: 'trpc', method: 'POST', url: '/checkout/api/choose', payload: '[{"token":15}]', headers: { 'content-type': 'multipart/form-data; boundary=x' }, remoteAddress: ip() }],
+    ['the internal tRPC API with a multipart body (a 500 the soak found, seed 295174324)', { kind: 'trpc', method: 'PUT', url: '/trpc/businesses.get', payload: '{"businessId":"9e119803-1653-431e-a760-59b81f0e6eb6"}', headers: { 'content-type': 'multipart/form-data; boundary=x', authorization: 'KASSA-API api-key=,signature=ca8a653db2ebafdccbf78ccdf2d2e721e4c14da732561055739d2c2b6527dee7,timestamp=1768478400' }, remoteAddress: ip() }],
     ['checkout API batch of 100 calls', trpc('get,'.repeat(99) + 'get', Object.fromEntries(Array.from({ length: 100 }, (_, i) => [i, { token: 'x' }])))],
     ['the checkout page for a token of 5,000 characters', { kind: 'page', method: 'GET', url: `/checkout/${'A'.repeat(5000)}`, headers: { accept: 'text/html' }, remoteAddress: ip() }],
     ['a widget path with traversal', { kind: 'rest', method: 'GET', url: '/widget/..%2F..%2Fpackage.json', headers: {}, remoteAddress: ip() }],
