@@ -30,6 +30,13 @@ export interface PayoutSigner {
 
 export class UtxoSigner implements PayoutSigner {
   private readonly accounts = new Map<UtxoNetwork, HDKey>();
+  /**
+   * BCH signing, loaded on demand: libauth's signing brings its WebAssembly curve and hash
+   * instances (~9 MiB resident), which no other process or network needs (the build makes bch.js a
+   * chunk of its own, scripts/build-server.mjs). A signer with a BCH account starts loading it at
+   * once, so the first BCH payout does not wait for it inside its database transaction.
+   */
+  private bch: Promise<typeof import('./bch.js')> | undefined;
 
   /**
    * @param xpubs the configured `KASSA_<NET>_XPUB` per network: each must equal the mnemonic's
@@ -46,6 +53,11 @@ export class UtxoSigner implements PayoutSigner {
       }
       this.accounts.set(network, account);
     }
+    if ([...this.accounts.keys()].some((network) => NETWORK_PARAMS[network].forkId)) {
+      this.bch = import('./bch.js');
+      // Awaited by sign(); a failed load must not count as an unhandled rejection before that.
+      this.bch.catch(() => {});
+    }
   }
 
   static fromFile(path: string, xpubs: Partial<Record<UtxoNetwork, string>>): UtxoSigner {
@@ -61,10 +73,7 @@ export class UtxoSigner implements PayoutSigner {
   async sign(payout: UnsignedPayout): Promise<SignedPayout> {
     const params = NETWORK_PARAMS[payout.network];
     if (params.forkId) {
-      // Loaded on the first BCH payout: libauth's signing brings its WebAssembly curve and hash
-      // instances (~9 MiB resident), which no other process or network needs (the build makes
-      // bch.js a chunk of its own, scripts/build-server.mjs).
-      const { signBchTransaction } = await import('./bch.js');
+      const { signBchTransaction } = await (this.bch ??= import('./bch.js'));
       const signed = signBchTransaction(
         payout.inputs.map((i) => ({
           txid: i.txid,
