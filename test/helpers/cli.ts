@@ -1,6 +1,6 @@
 /**
- * The operator CLI as a real child process (`tsx server/cli.ts`; `runTsx` runs any TypeScript file so) against a
- * test database, and the check of its `--json` output.
+ * The operator CLI as a real child process (`tsx server/cli.ts`) against a test database, and the
+ * check of its `--json` output; `runTsx` runs any TypeScript file as a child process the same way.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';

@@ -19,22 +19,10 @@
  *   XLM: uppercase (StrKey is base32). TRX, XRP, SOL: untouched (base58, case matters).
  */
 import { binToHex, decodeCashAddress } from '@bitauth/libauth';
-import { sha256 } from '@noble/hashes/sha2.js';
-import { createBase58check } from '@scure/base';
-
-// Legacy base58 addresses through @scure/base, not libauth's decodeBase58Address: that one would
-// load libauth's WebAssembly hash and curve instances (~9 MiB resident) into every process.
-const base58check = createBase58check(sha256);
-
-/** A legacy base58check address's version byte and payload, or null when it is not one. */
-function legacyAddress(address: string): { version: number; payload: Uint8Array } | null {
-  try {
-    const bytes = base58check.decode(address);
-    return bytes.length === 21 ? { version: bytes[0]!, payload: bytes.subarray(1) } : null;
-  } catch {
-    return null;
-  }
-}
+// Legacy base58 addresses through the networks module's decoder (@scure/base), not libauth's
+// decodeBase58Address: that one would load libauth's WebAssembly hash and curve instances
+// (~9 MiB resident) into every process.
+import { b58checkDecode } from '../../modules/networks/index.js';
 
 export const KASSA_NETWORKS = ['BCH', 'BTC', 'LTC', 'XLM', 'XRP', 'ETH', 'BSC', 'SOL', 'TRX'] as const;
 export type KassaNetwork = (typeof KASSA_NETWORKS)[number];
@@ -106,11 +94,13 @@ function bchKeyHash(address: string): string | null {
     const decoded = decodeCashAddress(candidate);
     if (typeof decoded !== 'string') return `${decoded.type.replace('WithTokens', '')}:${binToHex(decoded.payload)}`;
   }
-  const legacy = legacyAddress(address);
-  if (legacy) {
-    // Version bytes 0/111 are P2PKH (mainnet/testnet), 5/196 P2SH.
-    if (legacy.version === 0 || legacy.version === 111) return `p2pkh:${binToHex(legacy.payload)}`;
-    if (legacy.version === 5 || legacy.version === 196) return `p2sh:${binToHex(legacy.payload)}`;
+  const legacy = b58checkDecode(address);
+  if (legacy?.length === 21) {
+    // A version byte, then the 20-byte hash: 0/111 are P2PKH (mainnet/testnet), 5/196 P2SH.
+    const [version] = legacy;
+    const payload = legacy.subarray(1);
+    if (version === 0 || version === 111) return `p2pkh:${binToHex(payload)}`;
+    if (version === 5 || version === 196) return `p2sh:${binToHex(payload)}`;
   }
   return null;
 }

@@ -6,6 +6,7 @@
  * ChainPort itself is not here: it is reachable only from jobs (ports.ts).
  */
 export { NETWORK_RULES, eip681Uri, type NetworkRules, type CarriedCurrency, type PaymentUriInput } from './families/index.js';
+export { b58checkDecode } from './families/keys.rules.js';
 export * from './address-validation.schema.js';
 export * from './addresses.rules.js';
 export * from './payment-uri.rules.js';
