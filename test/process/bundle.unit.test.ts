@@ -4,7 +4,7 @@
  * (~9 MiB resident) must stay behind one (scripts/build-server.mjs, utxo/cash-address.rules.ts).
  * `npm test` builds first (pretest), so the bundle is the one of this tree.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -33,5 +33,16 @@ describe('the server bundle (npm test builds it first; npm run build for this fi
     expect(bch, `dynamic imports: ${lazy.join(', ')}`).toBeDefined();
     const behindIt = [...staticGraph(bch!)].filter((file) => !atStart.has(file));
     expect(behindIt.some((file) => WASM_AT_TOP.test(readFileSync(file, 'utf8')))).toBe(true);
+  });
+
+  it('holds no character beyond Latin-1, so V8 keeps each file\'s source at one byte a character', () => {
+    const files = readdirSync(dirname(MAIN), { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.js'));
+    expect(files.length).toBeGreaterThan(1);
+    for (const name of files) {
+      const wide = readFileSync(join(dirname(MAIN), name), 'utf8').match(/[^\0-\xff]/gu);
+      expect(wide, name).toBeNull();
+    }
+    // A bundled package's comment that held 𝑊 and − (noble-curves) now spells them.
+    expect(readFileSync(MAIN, 'utf8')).toContain('\\u{1d44a}');
   });
 });
