@@ -7,7 +7,9 @@ import {
 import { getBusiness, updateBusiness, type Business } from '../../modules/businesses/index.js';
 import { unixTimes } from './unix-times.rules.js';
 
-const percent = z.string().regex(/^(100|[0-9]{1,2})(\.[0-9]{1,4})?$/, 'a percentage from 0 to 100 as a decimal string');
+// "100.5" is not 100 with a fraction: above the whole maximum only zeros may follow the point.
+const percent = z.string().regex(/^(?:100(?:\.0{1,4})?|[0-9]{1,2}(?:\.[0-9]{1,4})?)$/, 'a percentage from 0 to 100 as a decimal string');
+const riskScore = z.string().regex(/^(?:10(?:\.0{1,2})?|[0-9](?:\.[0-9]{1,2})?)$/, 'a risk score from 0 to 10 as a decimal string');
 const callbackUrl = z.url({ protocol: /^https?$/ }).max(2048).nullable();
 
 export const UpdateBusinessSchema = z
@@ -22,8 +24,8 @@ export const UpdateBusinessSchema = z
     allowedNetworks: z.partialRecord(z.enum(CRYPTO_CURRENCIES), z.array(z.enum(NETWORKS))).optional(),
     withdrawalCallbackUrl: callbackUrl.optional(),
     paymentCallbackUrl: callbackUrl.optional(),
-    riskReviewThreshold: z.string().regex(/^(10|[0-9])(\.[0-9]{1,2})?$/).optional(),
-    riskBlockThreshold: z.string().regex(/^(10|[0-9])(\.[0-9]{1,2})?$/).optional(),
+    riskReviewThreshold: riskScore.optional(),
+    riskBlockThreshold: riskScore.optional(),
     approvalPolicy: z.enum(['NONE', 'ONE', 'TWO']).optional(),
     requireWhitelist: z.boolean().optional(),
     defaultFeePayer: z.enum(['BUSINESS', 'RECIPIENT']).optional(),

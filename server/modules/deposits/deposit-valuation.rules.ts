@@ -2,7 +2,11 @@
  * The amounts of one deposit (spec §2.5), pure and exact. The whole deposit
  * is valued for `displayAmount`; fees and payable amounts are computed on the
  * credited part only (zero for a deposit refunded in full), with CONTRACT §5's
- * formulas (money/fees.ts). Each figure is rounded once, in its currency.
+ * formulas (money/fees.ts). Each figure is rounded once, in its currency,
+ * except the payable amount: it is the credited value as shown minus the fee
+ * as shown, so the two always add up to the value the payment is credited
+ * with, in the ledger as on the record (rounded on their own, they missed it
+ * by a cent on about a quarter of deposits).
  */
 import type { CryptoCurrency, FiatCurrency } from '../money/index.js';
 import { Dec, formatAnyAmount } from '../money/index.js';
@@ -24,24 +28,35 @@ export type DepositValuationInput = {
 
 const fmt = formatAnyAmount;
 
+/** The fee split of one currency, rounded so that payable + serviceFee = the value, rounded. */
+function splitIn(value: Dec, currency: string, fees: FeeSettings) {
+  const split = splitDeposit(value, fees);
+  const serviceFee = fmt(split.serviceFee, currency);
+  return {
+    payable: fmt(new Dec(fmt(value, currency)).sub(serviceFee), currency),
+    serviceFee,
+    distributedUserServiceFee: fmt(split.distributedUserServiceFee, currency),
+  };
+}
+
 export function valueDeposit(v: DepositValuationInput): Record<string, string> {
-  const inDisplay = splitDeposit(v.creditedAmount.mul(v.rates.display), v.fees);
-  const inSettlement = splitDeposit(v.creditedAmount.mul(v.rates.settlement), v.fees);
-  const inUniform = splitDeposit(v.creditedAmount.mul(v.rates.uniform), v.fees);
-  const inDeposit = splitDeposit(v.creditedAmount, v.fees);
+  const inDisplay = splitIn(v.creditedAmount.mul(v.rates.display), v.displayCurrency, v.fees);
+  const inSettlement = splitIn(v.creditedAmount.mul(v.rates.settlement), v.settlementCurrency, v.fees);
+  const inUniform = splitIn(v.creditedAmount.mul(v.rates.uniform), 'EUR', v.fees);
+  const inDeposit = splitIn(v.creditedAmount, v.currency, v.fees);
   const out: Record<string, string> = {
     depositAmount: fmt(v.amount, v.currency),
-    depositDistributedUserServiceFee: fmt(inDeposit.distributedUserServiceFee, v.currency),
+    depositDistributedUserServiceFee: inDeposit.distributedUserServiceFee,
     displayAmount: fmt(v.amount.mul(v.rates.display), v.displayCurrency),
-    displayPayableAmount: fmt(inDisplay.payable, v.displayCurrency),
-    displayServiceFee: fmt(inDisplay.serviceFee, v.displayCurrency),
-    displayDistributedUserServiceFee: fmt(inDisplay.distributedUserServiceFee, v.displayCurrency),
-    settlementPayableAmount: fmt(inSettlement.payable, v.settlementCurrency),
-    settlementServiceFee: fmt(inSettlement.serviceFee, v.settlementCurrency),
-    settlementDistributedUserServiceFee: fmt(inSettlement.distributedUserServiceFee, v.settlementCurrency),
-    uniformPayableAmount: fmt(inUniform.payable, 'EUR'),
-    uniformServiceFee: fmt(inUniform.serviceFee, 'EUR'),
-    uniformDistributedUserServiceFee: fmt(inUniform.distributedUserServiceFee, 'EUR'),
+    displayPayableAmount: inDisplay.payable,
+    displayServiceFee: inDisplay.serviceFee,
+    displayDistributedUserServiceFee: inDisplay.distributedUserServiceFee,
+    settlementPayableAmount: inSettlement.payable,
+    settlementServiceFee: inSettlement.serviceFee,
+    settlementDistributedUserServiceFee: inSettlement.distributedUserServiceFee,
+    uniformPayableAmount: inUniform.payable,
+    uniformServiceFee: inUniform.serviceFee,
+    uniformDistributedUserServiceFee: inUniform.distributedUserServiceFee,
     // Not API fields: the credited value, summed into the payment's actual amounts.
     creditedDisplayAmount: fmt(v.creditedAmount.mul(v.rates.display), v.displayCurrency),
     creditedUniformAmount: fmt(v.creditedAmount.mul(v.rates.uniform), 'EUR'),

@@ -17,8 +17,8 @@ import {
   Dec,
   isCrypto,
   isStablecoin,
-  roundTo,
   valuationRates,
+  type CryptoCurrency,
   type DepositStatus,
   type FiatCurrency,
   type LockedRates,
@@ -28,7 +28,7 @@ import {
 import { depositReversal, postEntries } from '../ledger/index.js';
 import { recordDepositCreated, transitionDeposit } from './deposit-transitions.js';
 import { valueDeposit } from './deposit-valuation.rules.js';
-import { FINAL_PAYMENT_STATUSES, coverage, reevaluatePayment, type PaymentRow } from '../payments/index.js';
+import { FINAL_PAYMENT_STATUSES, coverage, quoteUp, reevaluatePayment, type PaymentRow } from '../payments/index.js';
 import { cancelUnsentRefund, networkFee, refundDeposit, releaseRefund, sentBack } from './refund.service.js';
 
 type DepositRow = typeof deposits.$inferSelect;
@@ -155,7 +155,9 @@ async function credit(tx: Queryable, deps: Deps, p: PaymentRow, d: DepositRow, a
         .where(and(eq(deposits.paymentId, p.id), eq(deposits.credited, true), eq(deposits.followUp, false)));
       const remaining = expected.sub(others.reduce((sum, o) => sum.add(of(o)), new Dec(0)));
       const remainingInCrypto = unit === 'DISPLAY' ? remaining.div(d.rateDisplay) : remaining;
-      const cap = Dec.max(0, roundTo(remainingInCrypto, d.depositCurrency as 'BTC', 'UP'));
+      // What is still owed, in the deposit's currency as a quote shows it (rounded up to at most 8
+      // decimals): paying exactly the quoted amount is then never above it, in 18-decimal ETH too.
+      const cap = Dec.max(0, unit === 'DISPLAY' ? quoteUp(remainingInCrypto, d.depositCurrency as CryptoCurrency) : remainingInCrypto);
       // Back on the chain after its refund was sent: a deposit has one refund, so what Kassa
       // still holds of it is credited rather than left neither credited nor returned.
       if (cap.lt(amount) && returned.isZero()) creditedAmount = cap;

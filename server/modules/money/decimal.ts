@@ -8,9 +8,14 @@
  *   rounded once, when an amount is stored or shown, to the decimals of its
  *   currency (ISO 4217 minor units for fiat, CRYPTO_DECIMALS for crypto).
  * - An amount the end user must pay (`expectedDepositAmount`) rounds UP, so
- *   paying exactly what is shown always covers the price.
- * - Every other amount (values, fees, payable amounts, refunds) rounds
- *   HALF_EVEN (banker's rounding), which does not drift in sums.
+ *   paying exactly what is shown always covers the price; so does the part of
+ *   a deposit an EXCESS_REFUND payment still takes (deposits/deposit.service.ts).
+ * - What a withdrawal takes from the balance (`deductedSettlementAmount`)
+ *   rounds UP, and a payout asked for in fiat rounds DOWN to the coin: the
+ *   balance always covers what is sent, which never exceeds what was asked.
+ * - Every other amount (values, fees, refunds) rounds HALF_EVEN (banker's
+ *   rounding), which does not drift in sums. A deposit's payable amount is
+ *   its value as shown minus its fee as shown, so the two add up.
  */
 import { Decimal as DecimalJs } from 'decimal.js';
 import { decimalsOf, isCrypto, isFiat, type CryptoCurrency, type FiatCurrency } from './catalog.js';

@@ -5,12 +5,22 @@
  */
 import { CRYPTO_DECIMALS, isFiat, UNIFORM_CURRENCY, type CryptoCurrency, type FiatCurrency } from '../money/index.js';
 
-/** Most decimals of a crypto amount converted from fiat. */
-export const QUOTE_DECIMALS = 8;
 import { Dec, roundTo } from '../money/index.js';
 import { userFeeOnTop, type FeeSettings } from '../money/index.js';
 import type { RatesPort } from '../money/index.js';
 import { valuationRate } from '../money/index.js';
+
+/** Most decimals of a crypto amount converted from fiat. */
+export const QUOTE_DECIMALS = 8;
+
+/**
+ * A fiat value in `crypto`, rounded up to what a quote shows. A converted price needs no more
+ * than 8 decimals (a fraction of a cent for any listed coin): "0.00833334 ETH" is payable,
+ * "0.008333333333333334 ETH" is not. Up, so that paying what is shown always covers the value.
+ */
+export function quoteUp(value: Dec, crypto: CryptoCurrency): Dec {
+  return value.toDecimalPlaces(Math.min(CRYPTO_DECIMALS[crypto] ?? QUOTE_DECIMALS, QUOTE_DECIMALS), Dec.ROUND_UP);
+}
 
 export type FiatPrice = { expectedDisplayAmount: Dec; expectedDisplayFee: Dec; expectedUniformAmount: Dec };
 
@@ -42,11 +52,8 @@ export async function priceInCrypto(
   at: Date,
 ): Promise<CryptoPrice> {
   const rate = await valuationRate(rates, crypto, fiat.currency, at);
-  // A converted price needs no more than 8 decimals (a fraction of a cent for any listed coin):
-  // "0.00833334 ETH" is payable, "0.008333333333333334 ETH" is not.
-  const decimals = Math.min(CRYPTO_DECIMALS[crypto], QUOTE_DECIMALS);
   return {
-    expectedDepositAmount: fiat.amount.add(fiat.fee).div(rate).toDecimalPlaces(decimals, Dec.ROUND_UP),
+    expectedDepositAmount: quoteUp(fiat.amount.add(fiat.fee).div(rate), crypto),
     expectedDepositFee: roundTo(fiat.fee.div(rate), crypto),
     rate,
   };

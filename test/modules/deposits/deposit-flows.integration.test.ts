@@ -267,6 +267,22 @@ describe('over-payment', () => {
     expect(await refundEvents(t, d.id)).toEqual(['(new)→NON_REFUNDABLE']);
     expect(r.actualDepositAmount).toBe('0.01');
   });
+
+  it('EXCESS_REFUND, FLOATING EUR 25.00 in ETH: paying exactly the quote (8 decimals of 18) is no overpayment', async () => {
+    const shop = await t.addBusiness({ name: 'Excess shop 3', overpaymentPolicy: 'EXCESS_REFUND' });
+    const p = await pay({ displayCurrency: 'EUR', displayAmount: '25.00', rateType: 'FLOATING' }, shop);
+    const chosen = await caller(t, await adminOf(t, 'eve')).payments.chooseCurrency({ paymentId: p.paymentId, depositCurrency: 'ETH', network: 'ETH' });
+    // 25.00 / 3000 = 0.0083333… → rounded up to 8 decimals
+    expect(chosen.expectedDepositAmount).toBe('0.00833334');
+    const s = await send(p.paymentId, { depositCurrency: 'ETH', network: 'ETH', amount: '0.00833334' }, shop);
+    const r = await settled(p.paymentId, 1, shop);
+    expect(r.status).toBe('DEPOSITED');
+    const d = depositOf(r, s.transactionId);
+    // all of it credited: before, the cap was the rest owed at 18 decimals (0.008333333333333334), and
+    // the 0.000000006666666666 ETH over it became a NON_REFUNDABLE "overpayment"
+    expect(d.refund).toBeUndefined();
+    expect([r.actualDepositAmount, d.displayAmount, d.displayServiceFee, d.displayPayableAmount]).toEqual(['0.00833334', '25.00', '0.25', '24.75']);
+  });
 });
 
 describe('follow-up deposits on a DEPOSITED one-time payment', () => {

@@ -5,10 +5,12 @@
  *   distributed = base·F/100·U/100; payable = amount − serviceFee.
  * The whole deposit is valued for `displayAmount`; fees and payable amounts
  * are on the credited part only. Each figure is rounded once in its currency
- * (fiat: minor units, HALF_EVEN; crypto: its decimals, trailing zeros dropped).
+ * (fiat: minor units, HALF_EVEN; crypto: its decimals, trailing zeros dropped),
+ * but payable = the credited value as shown − the fee as shown, so the two add up.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Dec } from '../../../server/modules/money/decimal.js';
+import { Dec, formatAnyAmount } from '../../../server/modules/money/decimal.js';
 import { SandboxRates } from '../../../server/adapters/rates/sandbox.js';
 import { valuationRates } from '../../../server/modules/money/valuation.js';
 import { valueDeposit, type DepositValuationInput } from '../../../server/modules/deposits/deposit-valuation.rules.js';
@@ -183,7 +185,7 @@ describe('valueDeposit', () => {
 
   it('fiat rounding is half-even, once per figure: 7.50625 LTC at 80 EUR = 600.50 EUR', () => {
     // fee = 600.50 × 1 % = 6.005 → 6.00 (half to even; half-up would give 6.01)
-    // payable = 600.50 − 6.005 = 594.495 → 594.50 (9 is odd: half to even goes up); 6.00 + 594.50 = 600.50
+    // payable = 600.50 − 6.00 = 594.50, the value as shown minus the fee as shown
     const v = valueDeposit({
       currency: 'LTC', amount: new Dec('7.50625'), creditedAmount: new Dec('7.50625'), displayCurrency: 'EUR', settlementCurrency: 'EUR',
       rates: eur('80'), fees: fees('1', '0'),
@@ -211,5 +213,42 @@ describe('valueDeposit', () => {
     });
     const apiKeys = Object.keys(v).filter((k) => !k.startsWith('credited'));
     expect(apiKeys.sort()).toEqual([...DEPOSIT_AMOUNT_FIELDS].sort());
+  });
+
+  it('payable is the value as shown minus the fee as shown: 0.00010042 BTC at 60000 EUR, F = 1 %', () => {
+    // value 6.0252 → 6.03; fee 0.060252 → 0.06; payable 6.03 − 0.06 = 5.97 (rounding 5.964948 on its
+    // own would give 5.96, a cent short of what the payment is credited with)
+    const v = valueDeposit(btc({ amount: new Dec('0.00010042'), creditedAmount: new Dec('0.00010042') }));
+    expect([v.displayAmount, v.displayServiceFee, v.displayPayableAmount]).toEqual(['6.03', '0.06', '5.97']);
+    expect([v.settlementServiceFee, v.settlementPayableAmount]).toEqual(['0.06', '5.97']);
+    // 0.00010834 BTC = 6.5004 → 6.50; fee 0.065004 → 0.07; payable 6.43 (on its own: 6.435396 → 6.44)
+    const w = valueDeposit(btc({ amount: new Dec('0.00010834'), creditedAmount: new Dec('0.00010834') }));
+    expect([w.displayAmount, w.displayServiceFee, w.displayPayableAmount]).toEqual(['6.50', '0.07', '6.43']);
+  });
+
+  it('in every currency, payable + service fee is the credited value as shown (fast-check)', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1n, max: 10n ** 12n }),
+        fc.bigInt({ min: 1n, max: 10n ** 12n }),
+        fc.integer({ min: 0, max: 1000000 }),
+        fc.integer({ min: 0, max: 1000000 }),
+        (sats, creditedSats, f, u) => {
+          const credited = new Dec((creditedSats > sats ? sats : creditedSats).toString()).div(1e8);
+          const v = valueDeposit(btc({
+            amount: new Dec(sats.toString()).div(1e8),
+            creditedAmount: credited,
+            rates: { display: new Dec('61234.57'), settlement: new Dec('0.98765'), uniform: new Dec('57111.1') },
+            settlementCurrency: 'USDT',
+            fees: fees(new Dec(f).div(10000).toString(), new Dec(u).div(10000).toString()),
+          }));
+          expect(new Dec(v.displayPayableAmount!).add(v.displayServiceFee!).toString()).toBe(new Dec(v.creditedDisplayAmount!).toString());
+          expect(new Dec(v.uniformPayableAmount!).add(v.uniformServiceFee!).toString()).toBe(new Dec(v.creditedUniformAmount!).toString());
+          const settled = new Dec(formatAnyAmount(credited.mul('0.98765'), 'USDT'));
+          expect(new Dec(v.settlementPayableAmount!).add(v.settlementServiceFee!).toString()).toBe(settled.toString());
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
