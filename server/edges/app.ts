@@ -78,13 +78,18 @@ export function restRoutes(deps: Deps, metrics: Registry, openApi: () => Record<
   ];
 }
 
+/** Trust the nearest `hops` proxies (what Fastify does for a number; its types take a function). */
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
+
 export async function createServer({ deps, logger, checkResponses = false }: ServerOptions): Promise<KassaServer> {
   const app = Fastify({
     bodyLimit: BODY_LIMIT,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     frameworkErrors,
-    trustProxy: false,
+    // The client's address (lockouts, checkout limits, /metrics' loopback rule) is the socket's unless
+    // the operator names the proxies in front (KASSA_TRUST_PROXY).
+    trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     // The process's logger (shared with the worker), or a logger of the test's own options.
     ...(logger === false
       ? { logger: false }

@@ -3,6 +3,7 @@
  * start by one zod schema. A bad value stops the process with a message
  * naming the variable.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const bool = z
@@ -10,6 +11,35 @@ const bool = z
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const seconds = z.coerce.number().int().positive();
+
+/** One proxy address or range: an IP, or an IP with a prefix length (CIDR). */
+const isProxyAddress = (entry: string) => {
+  const [ip, prefix, ...rest] = entry.split('/');
+  const family = isIP(ip ?? '');
+  if (!family || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+};
+
+/**
+ * Which proxies' X-Forwarded-For Kassa believes (Fastify's trustProxy): none (`false`, the default),
+ * a hop count, or the proxies' addresses and ranges. Never "all": a client could then claim any
+ * address, and the lockouts and checkout limits count by address.
+ */
+const TRUST_PROXY_FORMAT =
+  'must be false, a hop count from 1 to 9, or the proxies\' addresses or CIDR ranges, comma-separated (never "true": any client could then choose its address)';
+const trustProxy = z
+  .string()
+  .transform((v) => v.trim())
+  .pipe(
+    z.union([
+      z.enum(['false', '0']).transform(() => false as const),
+      z.string().regex(/^[1-9]$/).transform(Number),
+      z
+        .string()
+        .transform((v) => v.split(',').map((entry) => entry.trim()))
+        .refine((entries) => entries.every(isProxyAddress), { error: TRUST_PROXY_FORMAT }),
+    ], { error: TRUST_PROXY_FORMAT }),
+  );
 
 const EnvSchema = z.object({
   NODE_ENV: z.string().optional(),
@@ -31,6 +61,7 @@ const EnvSchema = z.object({
   KASSA_DATA_DIR: z.string().min(1).default('.kassa'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   KASSA_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
+  KASSA_TRUST_PROXY: trustProxy.optional(),
 });
 
 export type Config = {
@@ -51,6 +82,8 @@ export type Config = {
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Bearer token for GET /metrics; unset: /metrics answers loopback clients only. */
   metricsToken: string | undefined;
+  /** Whose X-Forwarded-For gives the client's address: false (nobody), a hop count, or the proxies' addresses. */
+  trustProxy: false | number | string[];
 };
 
 export class ConfigError extends Error {
@@ -89,5 +122,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: e.KASSA_DATA_DIR,
     logLevel: e.LOG_LEVEL,
     metricsToken: e.KASSA_METRICS_TOKEN,
+    trustProxy: e.KASSA_TRUST_PROXY ?? false,
   };
 }

@@ -10,8 +10,28 @@ export type Log = Pino;
 /** Headers that can carry a credential are never logged, wherever they appear. */
 const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'];
 
+/**
+ * A checkout token is the end user's key to their payment (whoever holds it sees the payment and
+ * may choose its currency): it is in the page's path and in the checkout API's `input` query, so
+ * those parts of a URL are masked before it is logged.
+ */
+export function maskCheckoutTokens(url: string): string {
+  return url.replace(/^(\/checkout\/api\/[^?]*)\?.*$/, '$1?…').replace(/^\/checkout\/(?!api(?:\/|$))[^/?#]+/, '/checkout/…');
+}
+
+/** Fastify's request serializer (method, url, host, client address), with the URL masked. */
+const serializers = {
+  req: (req: { method?: string; url?: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+    method: req.method,
+    url: req.url === undefined ? undefined : maskCheckoutTokens(req.url),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  }),
+};
+
 export function createLogger(level: string, options: { stream?: NodeJS.WritableStream } = {}): Log {
-  return pino({ level, redact: REDACT }, options.stream as pino.DestinationStream | undefined);
+  return pino({ level, redact: REDACT, serializers }, options.stream as pino.DestinationStream | undefined);
 }
 
 const LEVELS: Record<LogLevel, 'error' | 'warn' | 'info' | 'debug'> = { error: 'error', warning: 'warn', info: 'info', debug: 'debug' };

@@ -34,6 +34,7 @@ describe('loadConfig defaults', () => {
     expect(c.allowPrivateCallbackUrls).toBe(true);
     expect(c.sandboxBroadcastDelayS).toBe(5);
     expect(c.sandboxConfirmDelayS).toBe(3);
+    expect(c.trustProxy).toBe(false);
   });
 
   it('PUBLIC_URL defaults to localhost on the configured PORT', () => {
@@ -158,5 +159,15 @@ describe('a bad value names the variable', () => {
     expect(message).toMatch(/\bPORT\b/);
     expect(message).toContain('DATABASE_URL');
     expect(message).not.toContain('HOST');
+  });
+
+  it('KASSA_TRUST_PROXY: false, a hop count, or proxy addresses and ranges; never "true"', () => {
+    expect(loadConfig({ KASSA_TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ KASSA_TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ KASSA_TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8' }).trustProxy).toEqual(['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8']);
+    for (const bad of ['true', 'all', '10', '10.0.0.0/33', '::1/129', '127.0.0.1/8/1', 'proxy.internal', '127.0.0.1,']) {
+      expect(configError({ KASSA_TRUST_PROXY: bad }).message, bad).toContain('KASSA_TRUST_PROXY');
+    }
+    expect(configError({ KASSA_TRUST_PROXY: 'true' }).message).toContain('never "true"');
   });
 });

@@ -2,7 +2,8 @@
  * Authentication abuse (issue 7.2): replays outside the clock window, a
  * signature carried to another path, revocation taking effect at once (also
  * on a second web process), and brute force stopped by the failure limits
- * per API key and per client address (429 + Retry-After).
+ * per API key (its wrong signatures) and per client address (all its
+ * requests) (429 + Retry-After).
  *
  * The limits are per process (server/platform/rate-limit.ts): with N web
  * processes a client gets at most N× the budget; the last test shows exactly
@@ -230,19 +231,22 @@ describe('brute force is rate limited (429 + Retry-After)', () => {
     expect(retryAfter).toBeLessThanOrEqual(60);
   }
 
-  it('per key: after 20 bad signatures on one key (from 20 addresses) that key is refused, even correctly signed; others are not', async () => {
+  it('per key: after 20 bad signatures on one key (from 20 addresses) its wrong signatures are refused, but not its owner', async () => {
     const target = await newKey();
     const bystander = await newKey();
     for (let i = 0; i < 20; i++) {
       const forged = sign({ apiKey: target.apiKey, apiSecret: `ks_guess_${i}` }, 'GET', LIST);
       expectProblem(await send(t.app, 'GET', LIST, { authorization: forged }), 401, 'UNAUTHORIZED');
     }
-    // the 21st attempt, and the owner's own correct request from a new address
-    expectLimited(await send(t.app, 'GET', LIST, { authorization: sign({ apiKey: target.apiKey, apiSecret: 'ks_guess_21' }, 'GET', LIST) }));
+    // the 21st guess is refused before its answer could tell anything…
+    const guess = await send(t.app, 'GET', LIST, { authorization: sign({ apiKey: target.apiKey, apiSecret: 'ks_guess_21' }, 'GET', LIST) });
+    expectLimited(guess);
+    // …and the 429 does not say whether the key exists
+    expect(guess.body).not.toContain(target.apiKey);
+    // The key's id is in every Authorization header and payment record: whoever saw it could otherwise
+    // lock its owner out with 20 wrong signatures a minute. Correctly signed requests still pass.
     const owner = await send(t.app, 'GET', LIST, { authorization: sign(target, 'GET', LIST) });
-    expectLimited(owner);
-    // the 429 does not say whether the key exists or the guess was right
-    expect(owner.body).not.toContain(target.apiKey);
+    expect(owner.statusCode, owner.body).toBe(200);
     expect((await send(t.app, 'GET', LIST, { authorization: sign(bystander, 'GET', LIST) })).statusCode).toBe(200);
   });
 
@@ -287,5 +291,34 @@ describe('brute force is rate limited (429 + Retry-After)', () => {
       else expectLimited(res);
     }
     expect(answered401).toBe(40);
+  });
+});
+
+describe('behind a reverse proxy (KASSA_TRUST_PROXY)', () => {
+  const LIST = '/v1/payments?limit=1';
+  const viaProxy = (app: TestApp['app'], client: string, authorization?: string, proxy = '127.0.0.1') =>
+    app.inject({ method: 'GET', url: LIST, remoteAddress: proxy, headers: { 'x-forwarded-for': client, ...(authorization ? { authorization } : {}) } });
+
+  it('counts failures by the client the named proxy forwards for, not by the proxy; a client elsewhere keeps its access', async () => {
+    const proxied = await createServer({ deps: buildDeps(testConfig({ KASSA_TRUST_PROXY: '127.0.0.1' }), t.db, t.deps.masterKey, t.clock.now), logger: false });
+    await proxied.app.ready();
+    try {
+      for (let i = 0; i < 60; i++) {
+        expect((await viaProxy(proxied.app, '203.0.113.9', sign({ apiKey: `kk_nope_${i}`, apiSecret: 'ks_x' }, 'GET', LIST))).statusCode).toBe(401);
+      }
+      // the guesser is locked out, correctly signed or not…
+      expect((await viaProxy(proxied.app, '203.0.113.9', sign(t.business, 'GET', LIST))).statusCode).toBe(429);
+      // …while another customer behind the same proxy is not (without the setting, both were "127.0.0.1")
+      expect((await viaProxy(proxied.app, '203.0.113.10', sign(t.business, 'GET', LIST))).statusCode).toBe(200);
+      // a client that is not the named proxy cannot pick its address with the header
+      const direct = await viaProxy(proxied.app, '203.0.113.9', sign(t.business, 'GET', LIST), '198.51.100.7');
+      expect(direct.statusCode, direct.body).toBe(200);
+      // /metrics' loopback rule sees the forwarded client too: a public client via a local proxy is refused
+      const metrics = await proxied.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.10' } });
+      expect(metrics.statusCode).toBe(403);
+      expect(metrics.json().code).toBe('METRICS_LOOPBACK_ONLY');
+    } finally {
+      await proxied.stop();
+    }
   });
 });

@@ -130,6 +130,9 @@ describe('traffic that touches every secret', () => {
     const redeliver = await raw('POST', '/trpc/callbacks.redeliver', { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' }, JSON.stringify({ deliveryId: delivery!.id }));
     expect(redeliver.statusCode, redeliver.body).toBe(200);
     await waitFor(async () => rx.hitsFor('/withdrawals').length >= 2, 10_000, 'the redelivered callback');
+    // the end user's checkout: the page (token in the path) and its API (token in the input query)
+    expect((await raw('GET', `/checkout/${checkoutToken}`)).statusCode).toBe(200);
+    expect((await raw('GET', `/checkout/api/get?input=${encodeURIComponent(JSON.stringify({ token: checkoutToken }))}`)).statusCode).toBe(200);
     expect(logLines.length).toBeGreaterThan(10);
   });
 });
@@ -182,7 +185,11 @@ describe('secrets in logs', () => {
       for (const leak of findLeaks(line)) leaks.push(`line ${i}: ${leak}`);
       for (const a of authorizations) if (line.includes(a)) leaks.push(`line ${i}: an Authorization header value`);
       for (const s of signatures) if (line.includes(s)) leaks.push(`line ${i}: a request signature`);
+      if (line.includes(checkoutToken)) leaks.push(`line ${i}: the checkout token`);
     });
+    // the checkout requests were logged, their token masked
+    expect(logLines.some((l) => l.includes('"url":"/checkout/…"'))).toBe(true);
+    expect(logLines.some((l) => l.includes('"url":"/checkout/api/get?…"'))).toBe(true);
     expect(leaks).toEqual([]);
     // the log did see the requests (so the check is not vacuous)
     expect(logLines.some((l) => l.includes('/v1/payments'))).toBe(true);

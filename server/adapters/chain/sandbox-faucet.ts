@@ -20,7 +20,7 @@ import {
   type SimulatedDeposit,
 } from '../../modules/deposits/index.js';
 import type { PaymentRow } from '../../modules/payments/index.js';
-import { deriveDepositAddress, sandboxTxHash, validateAddress, type ChainState } from '../../modules/networks/index.js';
+import { deriveDepositAddress, networksSharingAddresses, sandboxTxHash, validateAddress, type ChainState } from '../../modules/networks/index.js';
 
 /** The seed of the sandbox's made-up senders: a random one of its addresses sends each simulated deposit. */
 const SENDERS_SEED = createHash('sha256').update('kassa sandbox senders').digest();
@@ -33,6 +33,11 @@ export async function simulateDeposit(deps: Deps, payment: PaymentRow, input: Si
   const amount = parseAmount(input.amount, decimals);
   if (!amount.ok) throw validationFailed([{ field: 'amount', message: `must be a positive decimal string with at most ${decimals} decimals` }]);
   const network = input.network as Network;
+  // A deposit on a network the address cannot be reached on (a BTC address on ETH) cannot happen.
+  const reachable = networksSharingAddresses(payment.network as Network);
+  if (!reachable.includes(network)) {
+    throw new KassaError(422, 'ADDRESS_NOT_ON_NETWORK', `Payment ${payment.id}'s ${payment.network} address cannot receive on ${network}; it can on ${reachable.join(', ')}.`);
+  }
   if (input.fromAddress) {
     const check = validateAddress(network, input.fromAddress);
     if (!check.valid) throw validationFailed([{ field: 'fromAddress', message: check.reason }]);

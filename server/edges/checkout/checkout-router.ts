@@ -24,6 +24,8 @@ export const checkoutRouter = router({
    */
   updates: checkoutProcedure({ lastEventId: z.string().max(64).nullish() }).subscription(async function* ({ ctx, input, signal }) {
     const row = await paymentByToken(ctx.deps, input.token);
+    // A held slot per open stream (at most a few per payment and per address), given back when it ends.
+    const release = ctx.limits?.holdStream(input.token, ctx.ip ?? 'unknown');
     let wake: (() => void) | null = null;
     let dirty = true;
     const unsubscribe = ctx.live?.subscribe(row.id, () => {
@@ -48,6 +50,7 @@ export const checkoutRouter = router({
         wake = null;
       }
     } finally {
+      release?.();
       unsubscribe?.();
       signal?.removeEventListener('abort', onAbort);
     }

@@ -39,14 +39,18 @@ type Parsed = NonNullable<ReturnType<typeof parseAuthorization>>;
 
 export async function authenticate(deps: Deps, request: FastifyRequest, confirmation: Confirmation = 'READ_KEY'): Promise<ApiCaller> {
   const parsed = parseAuthorization(request.headers.authorization);
-  await deps.limits.assertNotBlocked(request.ip, parsed?.apiKey ?? null);
+  await deps.limits.assertAddressNotBlocked(request.ip);
   try {
     if (!parsed) throw unauthorized(diagnoseAuthorization(request.headers.authorization));
     assertFresh(deps, parsed);
     return (confirmation === 'IN_STATEMENT' ? fromCache(deps, request, parsed) : null) ?? (await verify(deps, request, parsed));
   } catch (error) {
-    // Only a refused credential counts: a database outage must not lock merchants out.
-    if (error instanceof KassaError && error.status === 401) await deps.limits.recordAuthFailure(request.ip, parsed?.apiKey ?? null);
+    // Only a refused credential counts: a database outage must not lock merchants out. A key locked by
+    // failures refuses only wrong signatures (429 instead of 401): its owner's signed requests pass.
+    if (error instanceof KassaError && error.status === 401) {
+      await deps.limits.assertKeyNotBlocked(parsed?.apiKey ?? null);
+      await deps.limits.recordAuthFailure(request.ip, parsed?.apiKey ?? null);
+    }
     throw error;
   }
 }

@@ -74,11 +74,11 @@ console.log(await kassa('GET', '/v1/balances'));
 | 403 \`FORBIDDEN_SCOPE\` | the key lacks the operation's scope | the scope needed |
 | 429 \`RATE_LIMITED\` | lockout, see below | which limit, and \`Retry-After\` |
 
-**Lockout.** Failed authentications (401) are counted per API key and per client address over ${AUTH_LOCKOUT.windowS} s:
-after **${AUTH_LOCKOUT.perKey} failures for one key** (from any addresses) or **${AUTH_LOCKOUT.perAddress} failures from one address**
-(with any keys), every request of that key or address — correctly signed ones too — is answered
-**429 \`RATE_LIMITED\`** with a \`Retry-After\` header (seconds) for ${AUTH_LOCKOUT.lockS} s. Successful requests are not counted.
-Each web process counts on its own.
+**Lockout.** Failed authentications (401) are counted per API key and per client address over ${AUTH_LOCKOUT.windowS} s.
+After **${AUTH_LOCKOUT.perAddress} failures from one address** (with any keys), every request from it — correctly signed ones
+too — is answered **429 \`RATE_LIMITED\`** with a \`Retry-After\` header (seconds) for ${AUTH_LOCKOUT.lockS} s. After
+**${AUTH_LOCKOUT.perKey} failures for one key** (from any addresses), its wrongly signed requests are; a correctly signed one still
+passes. Successful requests are not counted. Each web process counts on its own.
 
 ## Errors
 

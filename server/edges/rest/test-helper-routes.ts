@@ -28,6 +28,7 @@ export function testHelperRoutes(deps: Deps): AnyRoute[] {
       errors: [
         { status: 404, code: 'NOT_FOUND', when: 'no such payment for this business' },
         { status: 422, code: 'PAYMENT_HAS_NO_ADDRESS', when: 'the payment is NEW: its currency and network are not chosen yet' },
+        { status: 422, code: 'ADDRESS_NOT_ON_NETWORK', when: "the payment's address cannot receive on that network (a BTC address on ETH); ETH and BSC share addresses" },
       ],
       example: { request: { depositCurrency: 'BTC', network: 'BTC', amount: '0.0012' } },
       handler: async ({ params, body, caller }) => {

@@ -145,7 +145,11 @@ export function withdrawalRoutes(deps: Deps): AnyRoute[] {
         params: WithdrawalIdParamsSchema,
         body: ForceOutcomeSchema,
         response: WithdrawalRecordSchema,
-        errors: [NOT_FOUND, { status: 409, code: 'WITHDRAWAL_FINAL', when: 'the withdrawal already has an outcome' }],
+        errors: [
+          NOT_FOUND,
+          { status: 409, code: 'WITHDRAWAL_FINAL', when: 'the withdrawal already has an outcome' },
+          { status: 409, code: 'WITHDRAWAL_AWAITING_APPROVAL', when: 'COMPLETED asked for a withdrawal its approvers have not approved yet' },
+        ],
         handler: async ({ params, body, caller }) => forceOutcome(deps, deps.chains, caller.businessId, params.withdrawalId, body.status),
       }),
     );

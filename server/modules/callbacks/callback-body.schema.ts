@@ -61,5 +61,6 @@ export const PaymentCallbackSchema = z.strictObject({
   status: z.string(),
   previousStatus: z.string().nullable(),
   changedAt: z.number().int().describe('unix seconds'),
+  sequence: z.number().int().positive().describe("the payment's events counted, this change included: a callback whose sequence is not above the last one applied for this payment is older news (a retry can arrive after a later change's callback)"),
   payment: PaymentRecordSchema,
 });

@@ -2,11 +2,13 @@
  * The payment status callback (CONTRACT §6: sent to `paymentCallbackUrl` on
  * every payment status change, signed and retried like withdrawal
  * callbacks). Pure: the event and the payment record as GET /v1/payments/:id
- * returns it at that moment.
+ * returns it at that moment. `sequence` orders a payment's callbacks: a retry
+ * may arrive after a later change's callback, and changes of one transaction
+ * share their `changedAt`.
  */
 import type { PaymentRecord } from '../payments/index.js';
 
-export function paymentCallbackBody(record: PaymentRecord, previousStatus: string | null, changedAt: Date): Record<string, unknown> {
+export function paymentCallbackBody(record: PaymentRecord, previousStatus: string | null, changedAt: Date, sequence: number): Record<string, unknown> {
   return {
     type: 'payment.status_changed',
     paymentId: record.paymentId,
@@ -15,6 +17,7 @@ export function paymentCallbackBody(record: PaymentRecord, previousStatus: strin
     status: record.status,
     previousStatus,
     changedAt: Math.floor(changedAt.getTime() / 1000),
+    sequence,
     payment: record,
   };
 }

@@ -3,9 +3,9 @@
  * business has a paymentCallbackUrl, a signed callback with the record as
  * GET /v1/payments/:id shows it, queued in the transaction of the change.
  */
-import { eq } from 'drizzle-orm';
+import { and, count, eq } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
-import { businesses, payments } from '../../../db/schema.js';
+import { businesses, events, payments } from '../../../db/schema.js';
 import { paymentRecord, type PaymentStatusChanged } from '../payments/index.js';
 import { enqueueCallback } from './delivery.service.js';
 import { paymentCallbackBody } from './payment-callback-body.rules.js';
@@ -18,10 +18,16 @@ export function paymentCallbackSubscriber(publicUrl: string) {
       .innerJoin(businesses, eq(businesses.id, payments.businessId))
       .where(eq(payments.id, event.paymentId));
     if (!row?.url) return;
+    // The payment's events so far, this change's included (written before its subscribers run):
+    // one more with each change, since a change holds the payment's row.
+    const [{ sequence }] = (await tx
+      .select({ sequence: count() })
+      .from(events)
+      .where(and(eq(events.entityType, 'payment'), eq(events.entityId, event.paymentId)))) as [{ sequence: number }];
     const record = await paymentRecord(tx, row.payment, publicUrl);
     await enqueueCallback(
       tx,
-      { businessId: row.payment.businessId, kind: 'PAYMENT', subjectId: event.paymentId, url: row.url, body: paymentCallbackBody(record, event.from, event.at) },
+      { businessId: row.payment.businessId, kind: 'PAYMENT', subjectId: event.paymentId, url: row.url, body: paymentCallbackBody(record, event.from, event.at, sequence) },
       event.at,
     );
   };

@@ -8,7 +8,7 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { deposits, events, payments } from '../../../db/schema.js';
-import type { DepositReport } from '../networks/index.js';
+import { networksSharingAddresses, type DepositReport } from '../networks/index.js';
 import { ScreeningUnavailableError, type RiskAssessment } from '../compliance/index.js';
 import type { DepositsDeps as Deps, IngestResult } from './ports.js';
 import { KassaError, notFound } from '../../platform/errors.js';
@@ -336,8 +336,9 @@ async function ingestIn(deps: Deps, report: DepositReport, existing: DepositRow 
         .from(payments)
         .where(
           and(
-            // With one xpub for ETH and BSC, the same address may belong to a payment on each network.
-            eq(payments.network, report.network),
+            // Any network the address can receive on: a payment's address is found from a sibling
+            // network too (ETH and BSC share one), and the deposit is then another network's.
+            inArray(payments.network, networksSharingAddresses(report.network)),
             eq(payments.walletAddress, report.toAddress),
             tag ? eq(payments.destinationTag, tag) : isNull(payments.destinationTag),
           ),

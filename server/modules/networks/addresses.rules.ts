@@ -3,7 +3,7 @@
  * network: the checks common to all, then the network's family
  * (families/<family>.rules.ts) for its own rules. Pure, no I/O.
  */
-import { NETWORK_RULES, type AddressValidation, type Network } from './families/index.js';
+import { NETWORK_RULES, NETWORKS, type AddressValidation, type Network } from './families/index.js';
 
 export type { AddressValidation } from './families/index.js';
 
@@ -25,6 +25,17 @@ export function deriveDepositAddress(seed: Uint8Array, network: Network, index: 
   const rules = NETWORK_RULES[network];
   if (!rules) throw new Error(`Unsupported network ${String(network)}`);
   return rules.deriveAddress(seed, index);
+}
+
+/**
+ * The networks where an address of `network` can also receive: those of its family. One xpub
+ * serves ETH and BSC (one address sequence), so a token sent on BSC to an ETH payment's address
+ * arrives at a Kassa address and must be found, judged (another network: UNPROCESSABLE) and
+ * refunded rather than left unmatched.
+ */
+export function networksSharingAddresses(network: Network): Network[] {
+  const family = NETWORK_RULES[network]?.family;
+  return family ? NETWORKS.filter((other) => NETWORK_RULES[other].family === family) : [network];
 }
 
 /** Real format and checksum rules per network. `reason` is a short English sentence. */

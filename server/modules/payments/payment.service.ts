@@ -397,7 +397,7 @@ export async function chooseCurrency(
     if (!row) throw notFound(`Payment ${paymentId} not found.`);
     if (row.status !== 'NEW') {
       if (row.depositCurrency === depositCurrency && row.network === network) return row;
-      throw conflict('CURRENCY_ALREADY_CHOSEN', `Payment ${paymentId} is ${row.status}; its currency is already fixed.`);
+      throw conflict('CURRENCY_ALREADY_CHOSEN', `This payment is ${row.status}; its currency is already fixed.`); // no id: the checkout shows it
     }
     const business = await getBusiness(tx, row.businessId);
     if (!businessAllows(business, depositCurrency, network)) {

@@ -39,6 +39,11 @@ export async function forceOutcome(
   const open = ['PROCESSING', 'PENDING_APPROVAL'] as const;
   const final = () => new KassaError(409, 'WITHDRAWAL_FINAL', `Withdrawal ${withdrawalId} is already ${found.withdrawal.status}.`);
   if (!(open as readonly string[]).includes(found.withdrawal.status)) throw final();
+  // Sending is what approvers decide: the helper may end a withdrawal waiting for them badly, but
+  // only an approval (then the helper, or the worker) sends it, as in live mode.
+  if (outcome === 'COMPLETED' && found.withdrawal.status === 'PENDING_APPROVAL') {
+    throw new KassaError(409, 'WITHDRAWAL_AWAITING_APPROVAL', `Withdrawal ${withdrawalId} waits for ${found.withdrawal.approvalsRequired} approval(s): approve it first (withdrawals.approve, or the CLI).`);
+  }
   let result;
   if (outcome === 'COMPLETED') {
     const broadcast = withdrawalBroadcast(found.withdrawal);

@@ -4,6 +4,7 @@ import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckoutRouter } from '../../../server/edges/checkout/checkout-router.js';
 import type { CheckoutView } from '../../../server/modules/payments/checkout-view.rules.js';
+import { LIVE_STREAMS } from '../../../server/platform/rate-limit.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
 import { eventually, startTestWorker } from '../../helpers/worker.js';
 
@@ -54,6 +55,12 @@ describe('checkout router', () => {
     expect(chosen.status).toBe('PENDING');
     expect(chosen.paymentUri).toBe(`bitcoin:${chosen.walletAddress}?amount=0.01`);
     expect(chosen.options).toEqual([]);
+    // Another currency now is refused, and the refusal names no paymentId (the checkout never shows it).
+    const refused = await kassa.choose.mutate({ token, depositCurrency: 'ETH', network: 'ETH' }).then(() => null, (e: unknown) => e as Error & { data?: { code: string } });
+    expect(refused?.data?.code).toBe('CONFLICT');
+    expect(refused?.message).toBe('This payment is PENDING; its currency is already fixed.');
+    const [row] = await t.db.sql`select id from payments where checkout_token = ${token}`;
+    expect(refused?.message).not.toContain(row!.id);
   });
 
   it('refuses an unknown token with NOT_FOUND', async () => {
@@ -93,5 +100,41 @@ describe('checkout router', () => {
     expect(final.deposits[0]!.status).toBe('CONFIRMED');
     expect(final.remaining).toBe('0');
     sub.unsubscribe();
+  });
+
+  it(`holds at most ${LIVE_STREAMS.perToken} live streams per payment: the next is refused until one closes`, async () => {
+    const token = await fiatPayment();
+    const url = `${base}/checkout/api/updates?input=${encodeURIComponent(JSON.stringify({ token }))}`;
+    /** Open a stream and read until its first event: the view, or the refusal. */
+    const open = async () => {
+      const abort = new AbortController();
+      const res = await fetch(url, { signal: abort.signal, headers: { accept: 'text/event-stream' } });
+      const reader = res.body!.getReader();
+      let text = '';
+      // tRPC's stream opens with a `connected` event; the first data event is the view or the refusal.
+      while (!/"status"|TOO_MANY_REQUESTS/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+      return { text, close: () => abort.abort() };
+    };
+    const held = [];
+    for (let i = 0; i < LIVE_STREAMS.perToken; i++) held.push(await open());
+    try {
+      expect(held.every((s) => s.text.includes('"status":"NEW"'))).toBe(true);
+      expect(t.deps.limits.openStreams(token, null)).toBe(LIVE_STREAMS.perToken);
+      // The request limits count streams started; this counts the ones held.
+      const refused = await open();
+      expect(refused.text).toContain('TOO_MANY_REQUESTS');
+      expect(refused.text).toContain(`At most ${LIVE_STREAMS.perToken} live checkout connections per payment`);
+      refused.close();
+      // Closing one gives its slot back (the server sees the socket end); then a new one is served.
+      held.pop()!.close();
+      await eventually(async () => t.deps.limits.openStreams(token, null) === LIVE_STREAMS.perToken - 1, 5_000, 'a released slot');
+      const again = await open();
+      expect(again.text).toContain('"status":"NEW"');
+      held.push(again);
+    } finally {
+      for (const s of held) s.close();
+    }
+    await eventually(async () => t.deps.limits.openStreams(token, null) === 0, 5_000, 'every slot released');
+    expect(t.deps.limits.openStreams(null, '127.0.0.1')).toBe(0);
   });
 });

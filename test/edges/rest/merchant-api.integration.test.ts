@@ -269,12 +269,14 @@ describe('authentication errors that help', () => {
     for (let i = 0; i < 20; i++) {
       expectProblem(await send(authorizationHeader(victim.apiKey, `guess-${i}`, { method: 'GET', path: PATH, timestamp: nowS() }), `10.9.0.${i + 1}`), 401, 'UNAUTHORIZED');
     }
-    const res = await send(authorizationHeader(victim.apiKey, victim.apiSecret, { method: 'GET', path: PATH, timestamp: nowS() }), '10.9.1.1');
+    const res = await send(authorizationHeader(victim.apiKey, 'guess-21', { method: 'GET', path: PATH, timestamp: nowS() }), '10.9.1.1');
     const p = expectProblem(res, 429, 'RATE_LIMITED');
     const retryAfter = Number(res.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(p.detail).toContain('20 failed authentications for this API key within 60 s');
+    expect(p.detail).toContain('20 failed authentications for this API key within 60 s lock out its wrong signatures');
+    // The key's owner is not locked out by whoever guessed: a correctly signed request passes.
+    expect((await send(authorizationHeader(victim.apiKey, victim.apiSecret, { method: 'GET', path: PATH, timestamp: nowS() }), '10.9.1.2')).statusCode).toBe(200);
   });
 });
 

@@ -196,7 +196,7 @@ describe('the OpenAPI 3.1 document', () => {
   it('the guide: signing recipe, lockout numbers, raw-body verification for Express and Fastify, no file of Kassa cited', () => {
     const guide = String((doc.info as Json).description);
     expect(guide).toContain("createHmac('sha256', KASSA_API_SECRET)");
-    expect(guide).toContain('after **20 failures for one key**');
+    expect(guide).toContain('**20 failures for one key** (from any addresses), its wrongly signed requests are; a correctly signed one still\npasses');
     expect(guide).toContain('**60 failures from one address**');
     expect(guide).toContain("express.raw({ type: 'application/json' })");
     expect(guide).toContain("addContentTypeParser('application/json', { parseAs: 'string' }");

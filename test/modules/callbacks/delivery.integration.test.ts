@@ -325,6 +325,12 @@ describe('FAILED and BLOCKED callbacks', () => {
     const b = await shop('/failed', { approvalPolicy: 'ONE' });
     const w = await withdraw(b);
     expect(w.status).toBe('PENDING_APPROVAL');
+    // Sending it is the approvers' decision, in sandbox too: COMPLETED is refused, nothing changes.
+    const early = await t.signed('POST', `/v1/test-helpers/withdrawals/${w.withdrawalId}/outcome`, { status: 'COMPLETED' }, b);
+    expect(early.statusCode, early.body).toBe(409);
+    expect(early.json()).toMatchObject({ code: 'WITHDRAWAL_AWAITING_APPROVAL' });
+    const still = await t.signed('GET', `/v1/withdrawals/${w.withdrawalId}`, undefined, b);
+    expect(still.json()).toMatchObject({ status: 'PENDING_APPROVAL' });
     const forced = await t.signed('POST', `/v1/test-helpers/withdrawals/${w.withdrawalId}/outcome`, { status: 'FAILED' }, b);
     expect(forced.statusCode, forced.body).toBe(200);
     const d = await deliveryWhen(w.withdrawalId, 'DELIVERED');
@@ -407,10 +413,46 @@ describe('payment status callbacks', () => {
       expect(typeof x.changedAt).toBe('number');
     }
     expect(bodies[0]!.changedAt as number).toBeLessThanOrEqual(bodies[1]!.changedAt as number);
+    // the payment's events counted: its creation (1), then one per change
+    expect(bodies.map((x) => x.sequence)).toEqual([2, 3]);
     expect(hits[0]!.headers['webhook-id']).not.toBe(hits[1]!.headers['webhook-id']);
     const deliveries = await deliveriesOf(payment.paymentId);
     expect(deliveries).toHaveLength(2);
     expect(deliveries.every((d) => d.kind === 'PAYMENT' && d.status === 'DELIVERED')).toBe(true);
+  });
+
+  it('a retried callback keeps its sequence: applying only a higher one ends at the last change, whatever the arrival order', async () => {
+    const b = await t.addBusiness({ name: 'Ordered payments', paymentCallbackUrl: rx.url('/ordered') });
+    // The first callback (PENDING → AWAITING) fails once, then everything is answered 200.
+    rx.on('/ordered', (n, _req, res) => res.writeHead(n === 1 ? 503 : 204).end());
+    const created = await t.signed(
+      'POST',
+      '/v1/payments',
+      { clientPaymentId: 'ordered-1', businessId: b.businessId, locale: 'en', depositCurrency: 'BTC', depositAmount: '0.01', network: 'BTC' },
+      b,
+    );
+    const payment = created.json().paymentInfo as { paymentId: string; expectedDepositAmount: string };
+    const sim = await t.signed('POST', `/v1/test-helpers/payments/${payment.paymentId}/deposits`, { depositCurrency: 'BTC', network: 'BTC', amount: payment.expectedDepositAmount }, b);
+    expect(sim.statusCode, sim.body).toBe(200);
+    await eventually(async () => rx.hitsFor('/ordered').length >= 3, 10_000, 'three payment callback attempts');
+    const hits = rx.hitsFor('/ordered');
+    const bodies = hits.map((h) => verifyCallback(b.callbackSecret, headersOf(h), h.body));
+    const byStatus = Object.fromEntries(bodies.map((x) => [x.status as string, x.sequence]));
+    expect(byStatus).toEqual({ AWAITING: 2, DEPOSITED: 3 });
+    // The retry is the same callback: same webhook-id, same sequence.
+    const awaiting = hits.filter((_, i) => bodies[i]!.status === 'AWAITING');
+    expect(awaiting).toHaveLength(2);
+    expect(awaiting[0]!.headers['webhook-id']).toBe(awaiting[1]!.headers['webhook-id']);
+    // A receiver as the README says: apply what is newer than the last applied, in arrival order
+    // (the 503 one was not applied), and in the order reversed too.
+    const apply = (order: typeof bodies) =>
+      order.reduce<{ status: string; sequence: number } | null>(
+        (last, x) => (last === null || (x.sequence as number) > last.sequence ? { status: x.status as string, sequence: x.sequence as number } : last),
+        null,
+      );
+    const delivered = bodies.filter((_, i) => i > 0);
+    expect(apply(delivered)?.status).toBe('DEPOSITED');
+    expect(apply([...delivered].reverse())?.status).toBe('DEPOSITED');
   });
 
   it('a fiat payment gets its NEW → PENDING callback when the end user chooses a currency', async () => {

@@ -355,6 +355,29 @@ describe('deposits Kassa cannot take', () => {
     expect(r2.actualDisplayAmount).toBe('92.00');
   });
 
+  it('another network: USDT on BSC to a USDT/ETH payment (one address on both) → UNPROCESSABLE, FULL CURRENCY_MISMATCH refund on BSC', async () => {
+    const p = await pay({ depositCurrency: 'USDT', depositAmount: '100', network: 'ETH' });
+    const wrong = await send(p.paymentId, { depositCurrency: 'USDT', network: 'BSC', amount: '100' });
+    // Before, the deposit was looked for on ETH only: "deposit": null, nothing recorded, nothing refunded.
+    expect(wrong.deposit?.status).toBe('UNPROCESSABLE');
+    const r = await settled(p.paymentId, 1);
+    expect(r.status).toBe('UNPROCESSABLE');
+    const d = depositOf(r, wrong.transactionId);
+    expect(d).toMatchObject({ status: 'UNPROCESSABLE', depositCurrency: 'USDT', network: 'BSC', depositAmount: '100', displayPayableAmount: '0.00' });
+    expect(d.refund).toMatchObject({ type: 'FULL', status: 'CONFIRMED', reason: 'CURRENCY_MISMATCH', depositCurrency: 'USDT', network: 'BSC', amount: '100' });
+    expectConfirmedRefund(t, d, ETH_TX);
+    expect(r.actualDepositAmount).toBe('0');
+  });
+
+  it('a network the address cannot be on: ETH on ETH to a BTC payment is refused by the sandbox (422 ADDRESS_NOT_ON_NETWORK)', async () => {
+    const p = await btc('0.01');
+    const res = await t.signed('POST', `/v1/test-helpers/payments/${p.paymentId}/deposits`, { depositCurrency: 'ETH', network: 'ETH', amount: '0.01' });
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json()).toMatchObject({ code: 'ADDRESS_NOT_ON_NETWORK' });
+    expect(res.json().detail).toContain('it can on BCH, BTC, LTC');
+    expect((await read(p.paymentId)).deposits).toEqual([]);
+  });
+
   it('restricted currency: OMG on ETH to an ETH payment → UNPROCESSABLE, FULL RESTRICTED_CURRENCY refund', async () => {
     const p = await pay({ depositCurrency: 'ETH', depositAmount: '0.1', network: 'ETH' });
     const s = await send(p.paymentId, { depositCurrency: 'OMG', network: 'ETH', amount: '10' });
