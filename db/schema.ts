@@ -503,3 +503,13 @@ export const sanctionsLists = pgTable('sanctions_lists', {
   counts: jsonb('counts').notNull(),
   skipped: jsonb('skipped').notNull(),
 });
+
+/**
+ * Signatures of single-use requests (operations without an idempotency key, such as whitelisting an
+ * address): one replayed inside the clock window is refused. Kept until the window of its timestamp
+ * has passed; expired rows go as new ones come.
+ */
+export const usedSignatures = pgTable('used_signatures', {
+  signature: text('signature').primaryKey(),
+  expiresAt: instant('expires_at').notNull(),
+});

@@ -1,5 +1,5 @@
 /** Parse input with a zod schema, turning issues into a 400 with one entry per field. */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { validationFailed, type FieldError } from './errors.js';
 
 const fieldOf = (path: readonly PropertyKey[]) => (path.length ? path.map(String).join('.') : '(body)');
@@ -24,3 +24,16 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what 
 }
 
 export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** A merchant's own identifier (clientPaymentId, clientWithdrawalId): 1–255 characters, no control characters. */
+export const clientId = () => z.string().min(1).max(255).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
+
+/**
+ * A page size, 1–100 (default 20), written in digits: " 1", "1e1" or "10.0" are refused, not read as
+ * numbers the way Number() would.
+ */
+export const pageLimit = () =>
+  z
+    .preprocess((v) => (typeof v === 'string' && /^[0-9]{1,3}$/.test(v) ? Number(v) : v), z.number({ error: 'must be an integer from 1 to 100, in digits' }).int().min(1).max(100))
+    .default(20)
+    .describe('Page size, 1–100 (default 20).');

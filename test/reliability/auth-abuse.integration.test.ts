@@ -132,6 +132,40 @@ describe('replays', () => {
   });
 });
 
+describe('single-use requests (no idempotency key)', () => {
+  it('a whitelisting replayed byte for byte inside the window is refused: a removed address is not put back', async () => {
+    const key = await newKey(['MANAGE_WHITELIST']);
+    const body = JSON.stringify({ currency: 'BTC', network: 'BTC', address: BTC, label: 'replayed' });
+    const captured = sign(key, 'POST', '/v1/whitelisted-addresses', body);
+    const added = await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: captured });
+    expect(added.statusCode, added.body).toBe(200);
+    const removedPath = `/v1/whitelisted-addresses/${added.json().id}`;
+    const removeAuth = authorizationHeader(key.apiKey, key.apiSecret, { method: 'DELETE', path: removedPath, timestamp: nowS() });
+    const removed = await t.app.inject({ method: 'DELETE', url: removedPath, headers: { authorization: removeAuth }, remoteAddress: freshIp() });
+    expect(removed.statusCode, removed.body).toBe(200);
+    // the captured request again, 10 s later, well inside the 300 s window
+    t.clock.advance(10_000);
+    try {
+      const replay = await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: captured });
+      expectProblem(replay, 401, 'UNAUTHORIZED');
+      expect(replay.json().detail).toContain('already used');
+      const [row] = await t.db.sql`select count(*)::int as n from whitelisted_addresses where business_id = ${t.business.businessId} and label = 'replayed'`;
+      expect(row!.n).toBe(0);
+      // the removal replayed is refused the same way; a newly signed request is served
+      expectProblem(await t.app.inject({ method: 'DELETE', url: removedPath, headers: { authorization: removeAuth }, remoteAddress: freshIp() }), 401, 'UNAUTHORIZED');
+      const fresh = await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: sign(key, 'POST', '/v1/whitelisted-addresses', body) });
+      expect(fresh.statusCode, fresh.body).toBe(200);
+      // A request the operation refuses (422: already whitelisted) keeps nothing, not even its signature.
+      const again = sign(key, 'POST', '/v1/whitelisted-addresses', body, nowS() + 1);
+      expect((await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: again })).statusCode).toBe(422);
+      const [kept] = await t.db.sql`select count(*)::int as n from used_signatures where signature = ${/signature=([0-9a-f]+)/.exec(again)![1]!}`;
+      expect(kept!.n).toBe(0);
+    } finally {
+      t.clock.advance(-10_000);
+    }
+  });
+});
+
 describe('a signature is bound to its method, path and query', () => {
   it('a signature for one path is refused on another (and the other path creates nothing)', async () => {
     const body = paymentBody();

@@ -15,6 +15,7 @@ import { API_SECURITY_HEADERS } from './problem.js';
 import type { Scope } from '../../modules/money/index.js';
 import { StaleCallerError } from '../../modules/businesses/index.js';
 import { forget, requireApiKey, type ApiCaller } from './auth.js';
+import { consumeSignature } from './single-use.js';
 
 /** Who may call: a key with this scope, any valid key, or anyone. */
 export type RouteAuth = Scope | 'ANY_KEY' | 'NONE';
@@ -65,6 +66,11 @@ export type RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodT
   responseType?: string;
   /** Refusals specific to this operation; authentication, validation and rate-limit errors are added for every route that has them. */
   errors?: readonly ErrorCase[];
+  /**
+   * The operation has no idempotency key, so a replay of its signed request would run it again:
+   * each signature is accepted once (single-use.ts), a second use is 401.
+   */
+  singleUse?: boolean;
   deprecated?: boolean;
   /** Headers the 200 answer carries (name → description). */
   responseHeaders?: Record<string, string>;
@@ -135,15 +141,24 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonl
         }
         const body = route.body ? parseInput(route.body, request.body, 'request body') : undefined;
         const run = () => route.handler({ params, query, body, caller: request.caller!, request, reply });
+        const runFresh = async () => {
+          try {
+            return await run();
+          } catch (error) {
+            if (!(error instanceof StaleCallerError)) throw error;
+            // The cached key or business changed: read the key row (which may now refuse), then once more.
+            forget(deps, request.caller!.apiKey);
+            await requireApiKey(deps, scopeOf(route)).call(app, request, reply);
+            return run();
+          }
+        };
+        const giveBack = route.singleUse ? await consumeSignature(deps, request) : null;
         let result: unknown;
         try {
-          result = await run();
+          result = await runFresh();
         } catch (error) {
-          if (!(error instanceof StaleCallerError)) throw error;
-          // The cached key or business changed: read the key row (which may now refuse), then once more.
-          forget(deps, request.caller!.apiKey);
-          await requireApiKey(deps, scopeOf(route)).call(app, request, reply);
-          result = await run();
+          await giveBack?.();
+          throw error;
         }
         if (options.checkResponses && reply.statusCode === 200) {
           // A JSON route may answer text it already serialised (the payment read cache): check what it says.

@@ -45,7 +45,9 @@ export function valueDeposit(v: DepositValuationInput): Record<string, string> {
   const inUniform = splitIn(v.creditedAmount.mul(v.rates.uniform), 'EUR', v.fees);
   const inDeposit = splitIn(v.creditedAmount, v.currency, v.fees);
   const out: Record<string, string> = {
-    depositAmount: fmt(v.amount, v.currency),
+    // Down, never showing more than arrived: 9.9999995 USDT on BSC (18 decimals on chain) is
+    // "9.999999", not a "10" that would not cover a 10 USDT payment.
+    depositAmount: fmt(v.amount, v.currency, 'DOWN'),
     depositDistributedUserServiceFee: inDeposit.distributedUserServiceFee,
     displayAmount: fmt(v.amount.mul(v.rates.display), v.displayCurrency),
     displayPayableAmount: inDisplay.payable,

@@ -13,6 +13,9 @@
  * - What a withdrawal takes from the balance (`deductedSettlementAmount`)
  *   rounds UP, and a payout asked for in fiat rounds DOWN to the coin: the
  *   balance always covers what is sent, which never exceeds what was asked.
+ * - An amount received (a deposit's `depositAmount`, a payment's
+ *   `actualDepositAmount`) rounds DOWN: a token with more decimals on chain
+ *   than Kassa shows (USDT on BSC: 18) never looks like more than arrived.
  * - Every other amount (values, fees, refunds) rounds HALF_EVEN (banker's
  *   rounding), which does not drift in sums. A deposit's payable amount is
  *   its value as shown minus its fee as shown, so the two add up.

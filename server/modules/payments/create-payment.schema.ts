@@ -6,6 +6,7 @@
  * that a 400 names every bad field at once.
  */
 import { z } from 'zod';
+import { clientId } from '../../platform/validate.js';
 import {
   CRYPTO_CURRENCIES, DELISTED_CURRENCIES, DEPOSIT_NETWORKS, FIAT_CURRENCIES, LANGUAGES, NETWORKS,
   PAYMENT_TYPES, RATE_TYPES, REDIRECT_MODES, decimalsOf,
@@ -43,11 +44,7 @@ const crypto = z.enum(CRYPTO_CURRENCIES, {
 
 export const CreatePaymentSchema = z
   .strictObject({
-    clientPaymentId: z
-      .string()
-      .min(1)
-      .max(255)
-      .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters')
+    clientPaymentId: clientId()
       .describe('Merchant-chosen payment identifier, unique per business (the idempotency key).'),
     businessId: z.guid().describe('Business identifier; must be the API key’s business.'),
     locale: z

@@ -77,7 +77,8 @@ export function paymentActuals(
   const deposit = currencies.deposit ?? 'EUR';
   const display = currencies.display ?? 'EUR';
   return {
-    depositAmount: formatAnyAmount(inPaymentCurrency.reduce((acc, d) => acc.add(d.creditedAmount), new Dec(0)), deposit),
+    // Down, as each deposit's amount: what arrived, never more (18-decimal tokens shown with 6).
+    depositAmount: formatAnyAmount(inPaymentCurrency.reduce((acc, d) => acc.add(d.creditedAmount), new Dec(0)), deposit, 'DOWN'),
     depositDistributedUserServiceFee: formatAnyAmount(
       inPaymentCurrency.reduce((acc, d) => acc.add(d.amounts.depositDistributedUserServiceFee ?? '0'), new Dec(0)),
       deposit,

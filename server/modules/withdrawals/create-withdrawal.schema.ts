@@ -4,6 +4,7 @@
  * by the service and refused with 422 and a code of their own.
  */
 import { z } from 'zod';
+import { clientId } from '../../platform/validate.js';
 import { FIAT_CURRENCIES, FIAT_DECIMALS, SETTLEMENT_CURRENCIES } from '../money/index.js';
 import { parseAmount } from '../money/index.js';
 import { FEE_PAYERS } from './withdrawal.rules.js';
@@ -12,7 +13,7 @@ const decimalString = z.string().max(64).describe('Positive decimal string');
 
 export const CreateWithdrawalSchema = z
   .strictObject({
-    clientWithdrawalId: z.string().min(1).max(255).regex(/^[^\p{Cc}]+$/u, 'must not contain control characters'),
+    clientWithdrawalId: clientId(),
     businessId: z.guid(),
     withdrawCurrency: z.string().min(1).max(16).describe('Payout currency, e.g. USDT'),
     network: z.string().min(1).max(16).describe('Withdrawal network, e.g. TRX (MAIN is no longer valid)'),

@@ -1,11 +1,12 @@
 /** Queries and sandbox requests around withdrawal records (CONTRACT §4, §6): strict, unknown keys are a 400. */
 import { z } from 'zod';
+import { clientId, pageLimit } from '../../platform/validate.js';
 import { WITHDRAWAL_STATUSES } from './withdrawal.rules.js';
 
 export const ListWithdrawalsQuerySchema = z.strictObject({
   status: z.enum(WITHDRAWAL_STATUSES).optional(),
-  clientWithdrawalId: z.string().min(1).max(255).regex(/^[^\p{Cc}]+$/u, 'must not contain control characters').optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size, 1–100 (default 20).'),
+  clientWithdrawalId: clientId().optional(),
+  limit: pageLimit(),
   cursor: z.string().min(1).max(200).optional().describe('nextCursor of the previous page.'),
 });
 

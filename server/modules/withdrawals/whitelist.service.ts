@@ -2,7 +2,7 @@
 import { and, desc, eq } from 'drizzle-orm';
 import { whitelistedAddresses } from '../../../db/schema.js';
 import type { WithdrawalsDeps as Deps } from './ports.js';
-import { conflict, notFound } from '../../platform/errors.js';
+import { notFound, unprocessable } from '../../platform/errors.js';
 import { UUID_RE } from '../../platform/validate.js';
 import { unixSeconds } from '../payments/index.js';
 import { assertDestination } from './withdrawal.rules.js';
@@ -27,7 +27,7 @@ export async function addWhitelisted(deps: Deps, businessId: string, input: Crea
     .values({ businessId, ...input, destinationTag: input.destinationTag ?? '', createdAt: deps.now() })
     .onConflictDoNothing()
     .returning();
-  if (!row) throw conflict('ALREADY_WHITELISTED', 'This address is already whitelisted for this currency and network.');
+  if (!row) throw unprocessable('ALREADY_WHITELISTED', 'This address is already whitelisted for this currency and network.');
   return toRecord(row);
 }
 

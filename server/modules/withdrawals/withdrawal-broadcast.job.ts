@@ -37,12 +37,12 @@ export async function forceOutcome(
   const found = await peekWithdrawal(deps.database.db, withdrawalId);
   if (!found || found.withdrawal.businessId !== businessId) throw notFound(`Withdrawal ${withdrawalId} not found.`);
   const open = ['PROCESSING', 'PENDING_APPROVAL'] as const;
-  const final = () => new KassaError(409, 'WITHDRAWAL_FINAL', `Withdrawal ${withdrawalId} is already ${found.withdrawal.status}.`);
+  const final = () => new KassaError(422, 'WITHDRAWAL_FINAL', `Withdrawal ${withdrawalId} is already ${found.withdrawal.status}.`);
   if (!(open as readonly string[]).includes(found.withdrawal.status)) throw final();
   // Sending is what approvers decide: the helper may end a withdrawal waiting for them badly, but
   // only an approval (then the helper, or the worker) sends it, as in live mode.
   if (outcome === 'COMPLETED' && found.withdrawal.status === 'PENDING_APPROVAL') {
-    throw new KassaError(409, 'WITHDRAWAL_AWAITING_APPROVAL', `Withdrawal ${withdrawalId} waits for ${found.withdrawal.approvalsRequired} approval(s): approve it first (withdrawals.approve, or the CLI).`);
+    throw new KassaError(422, 'WITHDRAWAL_AWAITING_APPROVAL', `Withdrawal ${withdrawalId} waits for ${found.withdrawal.approvalsRequired} approval(s): approve it first (withdrawals.approve, or the CLI).`);
   }
   let result;
   if (outcome === 'COMPLETED') {
@@ -51,6 +51,6 @@ export async function forceOutcome(
   }
   const { status, record } = await recordOutcome(deps, withdrawalId, open, outcome, 'forced by test helper', result);
   // Someone else finished it between the read and the record.
-  if (status !== outcome) throw new KassaError(409, 'WITHDRAWAL_FINAL', `Withdrawal ${withdrawalId} is already ${status}.`);
+  if (status !== outcome) throw new KassaError(422, 'WITHDRAWAL_FINAL', `Withdrawal ${withdrawalId} is already ${status}.`);
   return record;
 }

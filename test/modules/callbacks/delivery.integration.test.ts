@@ -327,7 +327,7 @@ describe('FAILED and BLOCKED callbacks', () => {
     expect(w.status).toBe('PENDING_APPROVAL');
     // Sending it is the approvers' decision, in sandbox too: COMPLETED is refused, nothing changes.
     const early = await t.signed('POST', `/v1/test-helpers/withdrawals/${w.withdrawalId}/outcome`, { status: 'COMPLETED' }, b);
-    expect(early.statusCode, early.body).toBe(409);
+    expect(early.statusCode, early.body).toBe(422);
     expect(early.json()).toMatchObject({ code: 'WITHDRAWAL_AWAITING_APPROVAL' });
     const still = await t.signed('GET', `/v1/withdrawals/${w.withdrawalId}`, undefined, b);
     expect(still.json()).toMatchObject({ status: 'PENDING_APPROVAL' });

@@ -14,7 +14,7 @@ import { Dec, formatAnyAmount } from '../../../server/modules/money/decimal.js';
 import { SandboxRates } from '../../../server/adapters/rates/sandbox.js';
 import { valuationRates } from '../../../server/modules/money/valuation.js';
 import { valueDeposit, type DepositValuationInput } from '../../../server/modules/deposits/deposit-valuation.rules.js';
-import { DEPOSIT_AMOUNT_FIELDS } from '../../../server/modules/payments/deposit-record.rules.js';
+import { DEPOSIT_AMOUNT_FIELDS, paymentActuals } from '../../../server/modules/payments/deposit-record.rules.js';
 
 const fees = (serviceFeePercent: string, userFeeSharePercent: string) => ({ serviceFeePercent, userFeeSharePercent });
 const eur = (rate: string) => ({ display: new Dec(rate), settlement: new Dec(rate), uniform: new Dec(rate) });
@@ -250,5 +250,16 @@ describe('valueDeposit', () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('an amount received is shown rounded down', () => {
+  it('9.9999995 USDT (18 decimals on BSC) is "9.999999", not a "10" that would not cover 10 USDT', () => {
+    const v = valueDeposit({
+      currency: 'USDT', amount: new Dec('9.9999995'), creditedAmount: new Dec('9.9999995'), displayCurrency: 'EUR', settlementCurrency: 'EUR',
+      rates: eur('0.92'), fees: fees('1', '0'),
+    });
+    expect(v.depositAmount).toBe('9.999999');
+    expect(paymentActuals([{ depositCurrency: 'USDT', creditedAmount: '9.9999995', amounts: v } as never], { deposit: 'USDT', display: 'EUR' }).depositAmount).toBe('9.999999');
   });
 });

@@ -483,8 +483,8 @@ describe('balances', () => {
     expect(got.status).toBe(status);
     expect(got.transactionId).toBeNull();
     // a final withdrawal takes no second outcome, and nothing is credited twice
-    expectProblem(await outcome(b, w.withdrawalId, 'COMPLETED'), 409, 'WITHDRAWAL_FINAL');
-    expectProblem(await outcome(b, w.withdrawalId, status), 409, 'WITHDRAWAL_FINAL');
+    expectProblem(await outcome(b, w.withdrawalId, 'COMPLETED'), 422, 'WITHDRAWAL_FINAL');
+    expectProblem(await outcome(b, w.withdrawalId, status), 422, 'WITHDRAWAL_FINAL');
     expect(await balance(b)).toBe('1000.00');
     const entries = await t.db.db.select().from(ledgerEntries).where(eq(ledgerEntries.withdrawalId, w.withdrawalId));
     expect(entries.map((e) => new Dec(e.amount).toFixed(2)).sort()).toEqual(['-601.20', '601.20']);
@@ -518,7 +518,7 @@ describe('whitelisted addresses (2023-02-09: network mandatory)', () => {
     expectProblem(await add({ currency: 'XRP', network: 'XRP', address: ADDR.XRP, destinationTag: 'x1' }), 422, 'INVALID_DESTINATION_TAG');
   });
 
-  it('creates, lists, refuses a duplicate with 409, deletes, and 404s an unknown id', async () => {
+  it('creates, lists, refuses a duplicate with 422 (a business rule; 409 is for idempotency), deletes, and 404s an unknown id', async () => {
     const created = await ok(add({ currency: 'USDC', network: 'SOL', address: ADDR.SOL, label: 'treasury' }));
     expect(created).toMatchObject({ currency: 'USDC', network: 'SOL', address: ADDR.SOL, destinationTag: null, label: 'treasury' });
     expect(created.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -526,9 +526,7 @@ describe('whitelisted addresses (2023-02-09: network mandatory)', () => {
     expect(tagged.destinationTag).toBe('42');
     // the same address with another tag is another entry; the same one again is a duplicate
     await ok(add({ currency: 'XRP', network: 'XRP', address: ADDR.XRP, destinationTag: '43' }));
-    const dup = await add({ currency: 'USDC', network: 'SOL', address: ADDR.SOL });
-    expect(dup.statusCode, dup.body).toBe(409);
-    expect(dup.headers['content-type']).toMatch(/problem\+json/);
+    expectProblem(await add({ currency: 'USDC', network: 'SOL', address: ADDR.SOL }), 422, 'ALREADY_WHITELISTED');
 
     const list = await ok(t.signed('GET', '/v1/whitelisted-addresses', undefined, b));
     expect(list.items.map((i: { id: string }) => i.id).sort()).toHaveLength(3);
@@ -540,6 +538,10 @@ describe('whitelisted addresses (2023-02-09: network mandatory)', () => {
 
     const deleted = await ok(t.signed('DELETE', `/v1/whitelisted-addresses/${created.id}`, undefined, b));
     expect(deleted).toMatchObject({ id: created.id, deleted: true });
+    // The same DELETE signed in the same second is the same signature, which a whitelist change accepts
+    // once (401); signed a second later, it is a new request, and the entry is gone.
+    expectProblem(await t.signed('DELETE', `/v1/whitelisted-addresses/${created.id}`, undefined, b), 401, 'UNAUTHORIZED');
+    t.clock.advance(1_000);
     expectProblem(await t.signed('DELETE', `/v1/whitelisted-addresses/${created.id}`, undefined, b), 404, 'NOT_FOUND');
     expectProblem(await t.signed('DELETE', '/v1/whitelisted-addresses/00000000-0000-4000-8000-000000000000', undefined, b), 404, 'NOT_FOUND');
     expectProblem(await t.signed('DELETE', '/v1/whitelisted-addresses/nope', undefined, b), 404, 'NOT_FOUND');

@@ -1,0 +1,32 @@
+/**
+ * Single-use signed requests. A signature is valid for its whole clock window (±MAX_CLOCK_SKEW_S),
+ * and an operation without an idempotency key would run again for each replay of a captured
+ * request: whitelisting an address the merchant has since removed, for one. For those routes
+ * (`singleUse`), the signature is recorded once, in one statement that also drops the expired
+ * ones; a second use is refused with 401, before the operation runs. An operation that refuses
+ * gives its signature back (a refused request changes nothing), so the request may be corrected.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Deps } from '../../deps.js';
+import { unauthorized } from '../../platform/errors.js';
+import { MAX_CLOCK_SKEW_S, parseAuthorization } from './signature.rules.js';
+
+/** Record the request's signature as used (401 if it was); returns the way to give it back. */
+export async function consumeSignature(deps: Deps, request: FastifyRequest): Promise<() => Promise<void>> {
+  // Authentication ran first (a preHandler), so the header parses and its timestamp is fresh.
+  const parsed = parseAuthorization(request.headers.authorization);
+  if (!parsed) throw unauthorized('A signed request is required.');
+  // The signature stops being accepted MAX_CLOCK_SKEW_S after its timestamp; a minute more for clocks.
+  const expiresAt = new Date((parsed.timestamp + MAX_CLOCK_SKEW_S + 60) * 1000).toISOString();
+  const [recorded] = await deps.database.sql<{ signature: string }[]>`
+    with expired as (delete from used_signatures where expires_at < ${deps.now().toISOString()}::timestamptz)
+    insert into used_signatures (signature, expires_at) values (${parsed.signature}, ${expiresAt}::timestamptz)
+    on conflict (signature) do nothing
+    returning signature`;
+  if (!recorded) {
+    throw unauthorized('This signed request was already used: each request to this operation is accepted once. Sign it again (a new timestamp gives a new signature).');
+  }
+  return async () => {
+    await deps.database.sql`delete from used_signatures where signature = ${parsed.signature}`;
+  };
+}
