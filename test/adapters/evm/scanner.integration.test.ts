@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { HDKey } from '@scure/bip32';
 import { mnemonicToSeedSync } from '@scure/bip39';
-import { createWalletClient, encodeFunctionData, http, parseEther, parseGwei, type Hex, type WalletClient } from 'viem';
+import { createWalletClient, encodeFunctionData, formatUnits, http, parseEther, parseGwei, type Hex, type WalletClient } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { addressBook, type EvmAddressBook } from '../../../server/adapters/chain/evm/keys.js';
@@ -129,6 +129,13 @@ describe('EVM scanner on anvil', () => {
     ]);
     expect(reports[mark]).toMatchObject({ network: 'ETH', txHash: ethHash, fromAddress: wallet.account!.address, toAddress: d0 });
     expect(reports[mark + 1]).toMatchObject({ txHash: usdtHash, toAddress: d1 });
+    // What the senders paid the network, in the deposit's currency: the ETH transfer's gas from its
+    // receipt; the token transfer's gas is paid in ETH, so none in USDT.
+    const ethReceipt = await anvil.client.getTransactionReceipt({ hash: ethHash });
+    expect(ethReceipt.gasUsed).toBe(21_000n);
+    expect(reports[mark]!.onChainFee).toBe(formatUnits(ethReceipt.gasUsed * ethReceipt.effectiveGasPrice, 18));
+    expect(Number(reports[mark]!.onChainFee)).toBeGreaterThan(0);
+    expect(reports[mark + 1]!.onChainFee).toBe('0');
     // The USDT block has 1 confirmation, the ETH block 2: one more block confirms ETH (3) but not USDT (2).
     await anvil.mine(1);
     await s.tick();

@@ -56,6 +56,8 @@ describe('scanner rules', () => {
         amount: '1.500000000000000001',
         blockNumber: 7n,
         blockHash: h(7),
+        // known from the receipt only, which the scanner reads for these candidates
+        onChainFee: null,
       },
     ]);
   });

@@ -152,6 +152,9 @@ describe('deposits on a real node', () => {
     expect(seen.deposits).toHaveLength(1);
     expect(seen.deposits[0]).toMatchObject({ transactionId: hash, status: 'UNCONFIRMED', depositAmount: '0.01' });
     expect(seen.deposits[0].fromAddress.toLowerCase()).toBe(funder.account!.address.toLowerCase());
+    // what the sender paid the network: the transfer's gas, from its receipt (not the catalog's typical fee)
+    const receipt = await anvil.client.getTransactionReceipt({ hash });
+    expect(new Dec(seen.deposits[0].onChainFee).eq(new Dec((receipt.gasUsed * receipt.effectiveGasPrice).toString()).div('1e18'))).toBe(true);
 
     await mineAndScan(CONFIRMATIONS - 2); // the block holding it + 1: one short of the depth
     expect((await payment(p.id)).status).toBe('AWAITING');
@@ -179,7 +182,7 @@ describe('deposits on a real node', () => {
     await app.scan('ETH');
     const seen = await payment(p.id);
     expect(seen.status).toBe('AWAITING');
-    expect(seen.deposits[0]).toMatchObject({ transactionId: hash, depositCurrency: 'USDT', depositAmount: '100' });
+    expect(seen.deposits[0]).toMatchObject({ transactionId: hash, depositCurrency: 'USDT', depositAmount: '100', onChainFee: '0' });
     await mineAndScan(CONFIRMATIONS - 1);
     expect((await payment(p.id)).status).toBe('DEPOSITED');
 

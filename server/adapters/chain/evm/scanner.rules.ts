@@ -39,6 +39,11 @@ export type Transfer = {
   amount: string;
   blockNumber: bigint;
   blockHash: Hex;
+  /**
+   * What the sender paid the network, in `currency`: a token transfer's gas is paid in the chain's
+   * coin, so none in the token ("0"); a native one's is known from its receipt (set by the scanner).
+   */
+  onChainFee: string | null;
 };
 
 /** What the scanner needs of a block transaction. */
@@ -121,6 +126,7 @@ export function nativeTransfers(
       amount: formatUnits(tx.value, 18),
       blockNumber: block.number,
       blockHash: block.hash,
+      onChainFee: null,
     }));
 }
 
@@ -145,6 +151,7 @@ export function tokenTransfers(
       amount: formatUnits(log.value, token.decimals),
       blockNumber: log.blockNumber,
       blockHash: log.blockHash,
+      onChainFee: '0',
     });
   }
   return transfers;

@@ -12,7 +12,7 @@
  * (network, txHash, outputIndex, state)); CONFIRMED is unique in the table.
  */
 import type postgres from 'postgres';
-import { BaseError, parseAbi, parseAbiItem, RpcError, RpcRequestError, toEventSelector, type Address, type Hex, type PublicClient } from 'viem';
+import { BaseError, formatUnits, parseAbi, parseAbiItem, RpcError, RpcRequestError, toEventSelector, type Address, type Hex, type PublicClient } from 'viem';
 import {
   blockRanges,
   confirmationsAt,
@@ -427,7 +427,8 @@ export class EvmScanner {
     for (const transfer of candidates) {
       const receipt = await this.client.getTransactionReceipt({ hash: transfer.txHash });
       if (receipt.blockHash !== transfer.blockHash) throw new ChainMovedError('receipt from another block');
-      if (receipt.status === 'success') kept.push(transfer);
+      // The fee the sender paid, exactly: gas used at the price the block charged.
+      if (receipt.status === 'success') kept.push({ ...transfer, onChainFee: formatUnits(receipt.gasUsed * receipt.effectiveGasPrice, 18) });
     }
     return kept;
   }
@@ -453,13 +454,13 @@ export class EvmScanner {
           ${column((t) => t.txHash)}::text[], ${column((t) => t.outputIndex)}::int[], ${column((t) => t.fromAddress)}::text[],
           ${column((t) => t.toAddress)}::text[], ${column((t) => t.currency)}::text[], ${column((t) => t.amount)}::text[],
           ${column((t) => t.amountBase.toString())}::text[], ${column((t) => String(t.blockNumber))}::text[], ${column((t) => t.blockHash)}::text[],
-          ${column((t) => confirmationsAt(height, t.blockNumber))}::int[]
-        ) with ordinality as u(tx_hash, output_index, from_address, to_address, currency, amount, amount_base, block_number, block_hash, confirmations, ord)
+          ${column((t) => confirmationsAt(height, t.blockNumber))}::int[], ${column((t) => t.onChainFee)}::text[]
+        ) with ordinality as u(tx_hash, output_index, from_address, to_address, currency, amount, amount_base, block_number, block_hash, confirmations, on_chain_fee, ord)
       ), previous as (
         select d.tx_hash, d.output_index, d.state from evm_deposits d join input i using (tx_hash, output_index) where d.network = ${this.network}
       ), stored as (
-        insert into evm_deposits (network, tx_hash, output_index, from_address, to_address, currency, amount, amount_base, block_number, block_hash, state)
-        select ${this.network}, tx_hash, output_index, from_address, to_address, currency, amount, amount_base::numeric, block_number::bigint, block_hash, 'SEEN'
+        insert into evm_deposits (network, tx_hash, output_index, from_address, to_address, currency, amount, amount_base, block_number, block_hash, state, on_chain_fee)
+        select ${this.network}, tx_hash, output_index, from_address, to_address, currency, amount, amount_base::numeric, block_number::bigint, block_hash, 'SEEN', on_chain_fee::numeric
           from input order by ord
         on conflict (network, tx_hash, output_index) do update
           set block_number = excluded.block_number, block_hash = excluded.block_hash, orphaned_at = null,
@@ -557,7 +558,7 @@ export class EvmScanner {
     let delivered = 0;
     for (;;) {
       const events = await this.sql<
-        { id: string; tx_hash: Hex; output_index: number; state: DepositReport['state']; confirmations: number; from_address: Hex; to_address: Hex; currency: string; amount: string }[]
+        { id: string; tx_hash: Hex; output_index: number; state: DepositReport['state']; confirmations: number; from_address: Hex; to_address: Hex; currency: string; amount: string; on_chain_fee: string | null }[]
       >`
         with e as materialized (
           -- The batch first (the partial index of undelivered reports), then its deposits by primary
@@ -567,7 +568,7 @@ export class EvmScanner {
            where network = ${this.network} and delivered_at is null
            order by id limit ${DELIVERY_BATCH}
         )
-        select e.id, e.tx_hash, e.output_index, e.state, e.confirmations, d.from_address, d.to_address, d.currency, d.amount
+        select e.id, e.tx_hash, e.output_index, e.state, e.confirmations, d.from_address, d.to_address, d.currency, d.amount, d.on_chain_fee::text
           from e join evm_deposits d using (network, tx_hash, output_index)
          order by e.id`;
       if (events.length === 0) return delivered;
@@ -584,6 +585,7 @@ export class EvmScanner {
             amount: e.amount,
             state: e.state,
             confirmations: e.confirmations,
+            ...(e.on_chain_fee === null ? {} : { onChainFee: e.on_chain_fee }),
           });
           done.push(e.id);
           delivered++;

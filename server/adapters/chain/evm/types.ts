@@ -25,6 +25,8 @@ export type DepositReport = {
   amount: string;
   state: DepositState;
   confirmations: number;
+  /** What the sender paid the network in `currency` (native: gas used × price; a token: 0); absent when not known. */
+  onChainFee?: string;
 };
 
 /** Where reports go; must be idempotent per (network, txHash, outputIndex, state). */
