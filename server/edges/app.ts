@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { checkoutRoutes } from './checkout/checkout-page.js';
 import type { Deps } from '../deps.js';
 import { createLogger } from '../platform/logger.js';
+import { validationFailed } from '../platform/errors.js';
 import { metricsRoute, registerMetrics } from './rest/metrics.js';
 import { registerChainMetrics } from './rest/chain-metrics.js';
 import { openApiDocument } from './rest/openapi.js';
@@ -78,6 +79,16 @@ export function restRoutes(deps: Deps, metrics: Registry, openApi: () => Record<
   ];
 }
 
+/** Plain JSON.parse accepts `__proto__` keys (as own properties); the secure parser refuses them. */
+const isValidJson = (text: string) => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** Trust the nearest `hops` proxies (what Fastify does for a number; its types take a function). */
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
 
@@ -102,7 +113,16 @@ export async function createServer({ deps, logger, checkResponses = false }: Ser
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     request.rawBody = body as string;
-    parseJson(request, body as string, done);
+    parseJson(request, body as string, (error, value) => {
+      // `__proto__` or `constructor.prototype` is refused by the parser itself (prototype poisoning):
+      // valid JSON, so it is named like any other unknown key (CONTRACT §3), not called malformed.
+      if (error && isValidJson(body as string)) {
+        const key = /"__proto__"\s*:/.test(body as string) ? '__proto__' : 'constructor';
+        done(validationFailed([{ field: key, message: 'unknown field: a key named __proto__, or constructor with a prototype, is never accepted' }]), undefined);
+        return;
+      }
+      done(error, value);
+    });
   });
   // Callback-style hooks: an async one costs a promise per request on the hot paths.
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -102,16 +102,35 @@ export function verifyCallback(
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CallbackVerificationError('body is not a JSON object');
   const out: Record<string, unknown> = { ...(parsed as Record<string, unknown>) };
+  // A number is taken as written in the body, not as the double JSON.parse made of it (which
+  // rounds 0.12345678901234567891 and turns 1e21 into "1e+21").
+  const literals = new Map([...body.matchAll(AMOUNT_LITERAL)].map(([, key, literal]) => [key!, literal!]));
   for (const key of AMOUNT_KEYS) {
-    if (typeof out[key] === 'number') out[key] = numberToDecimalString(out[key] as number);
+    if (typeof out[key] === 'number') out[key] = plainDecimal(literals.get(key) ?? String(out[key]));
   }
   return out;
 }
 
-/** A JSON number as a plain decimal string (no exponent), e.g. 1e-7 → "0.0000001". */
-function numberToDecimalString(n: number): string {
-  if (!Number.isFinite(n)) throw new CallbackVerificationError('amount is not finite');
-  const text = String(n);
-  if (!/e/i.test(text)) return text;
-  return n.toFixed(20).replace(/\.?0+$/, '');
+/** `"<amount key>": <number>` in a JSON text, the number's literal captured. */
+const AMOUNT_LITERAL = new RegExp(`"(${AMOUNT_KEYS.join('|')})"\\s*:\\s*(-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)`, 'g');
+
+/**
+ * A JSON number literal as a plain decimal string, exactly (no exponent, no float):
+ * "1e21" → "1000000000000000000000", "1.5e-25" → "0.00000000000000000000000015", "2.50" → "2.50".
+ */
+export function plainDecimal(literal: string): string {
+  const match = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(literal);
+  if (!match) throw new CallbackVerificationError('amount is not a decimal number');
+  const [, sign, whole, fraction = '', exponentText] = match;
+  if (exponentText === undefined) return literal;
+  const exponent = Number(exponentText);
+  if (Math.abs(exponent) > 1000) throw new CallbackVerificationError('amount exponent out of range');
+  // The digits without the point, and where the point goes in them.
+  const digits = `${whole}${fraction}`;
+  const point = whole!.length + exponent;
+  const padded = point <= 0 ? `${'0'.repeat(1 - point)}${digits}` : point > digits.length ? `${digits}${'0'.repeat(point - digits.length)}` : digits;
+  const at = Math.max(point, 1);
+  const int = padded.slice(0, at).replace(/^0+(?=[0-9])/, '');
+  const frac = padded.slice(at);
+  return `${sign}${int}${frac ? `.${frac}` : ''}`;
 }

@@ -164,15 +164,16 @@ describe('malformed JSON (400 MALFORMED_JSON)', () => {
   });
 });
 
-describe('prototype pollution attempts → 400, never 5xx', () => {
-  it.each<[string, () => string]>([
-    ['__proto__', () => '{"__proto__": {"polluted": true}}'],
-    ['constructor.prototype', () => '{"constructor": {"prototype": {"polluted": true}}}'],
-    ['__proto__ inside a valid payment', () => JSON.stringify(paymentBody()).replace(/}$/, ',"__proto__":{"polluted":true}}')],
-    ['nested __proto__', () => JSON.stringify({ ...paymentBody(), meta: { a: 1 } }).replace('"a":1', '"__proto__":{"polluted":true}')],
-  ])('refuses %s', async (_what, raw) => {
+describe('prototype pollution attempts → 400 naming the key as unknown (CONTRACT §3), never 5xx', () => {
+  it.each<[string, () => string, string]>([
+    ['__proto__', () => '{"__proto__": {"polluted": true}}', '__proto__'],
+    ['constructor.prototype', () => '{"constructor": {"prototype": {"polluted": true}}}', 'constructor'],
+    ['__proto__ inside a valid payment', () => JSON.stringify(paymentBody()).replace(/}$/, ',"__proto__":{"polluted":true}}'), '__proto__'],
+    ['nested __proto__', () => JSON.stringify({ ...paymentBody(), meta: { a: 1 } }).replace('"a":1', '"__proto__":{"polluted":true}'), '__proto__'],
+  ])('refuses %s', async (_what, raw, key) => {
     const before = await paymentCount();
-    expectProblem(await post(raw()), 400, 'MALFORMED_JSON');
+    const problem = expectProblem(await post(raw()), 400, 'VALIDATION_FAILED');
+    expect(problem.errors).toEqual([{ field: key, message: expect.stringContaining('unknown field') }]);
     expect(await paymentCount()).toBe(before);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

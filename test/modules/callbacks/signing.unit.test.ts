@@ -110,6 +110,20 @@ describe('verifyCallback accepts', () => {
     expect(parsed.transactionId).toBe('t');
   });
 
+  it('numeric amounts are taken as written, not through a double: exponents, 20 digits, a trailing zero', () => {
+    const raw =
+      '{"status":"COMPLETED","actualWithdrawAmount":1e21,"withdrawFee":1.5e-25,"deductedSettlementAmount":0.12345678901234567891,' +
+      '"expectedDisplayAmount" : 2.50,"displayFee":-0,"note":"withdrawFee: 9"}';
+    const parsed = verifyCallback(secret, headersFor({}, TS, raw), raw, { now: NOW });
+    // JSON.parse alone would give "1e+21", "0" (toFixed(20) of 1.5e-25), 0.12345678901234568 and "2.5"
+    expect(parsed.actualWithdrawAmount).toBe('1000000000000000000000');
+    expect(parsed.withdrawFee).toBe('0.00000000000000000000000015');
+    expect(parsed.deductedSettlementAmount).toBe('0.12345678901234567891');
+    expect(parsed.expectedDisplayAmount).toBe('2.50');
+    expect(parsed.displayFee).toBe('-0');
+    expect(parsed.note).toBe('withdrawFee: 9');
+  });
+
   it('a timestamp exactly at the 5-minute tolerance, either side', () => {
     for (const ts of [TS - 300, TS + 300]) {
       expect(verifyCallback(secret, headersFor({}, ts), body, { now: NOW }).status).toBe('COMPLETED');

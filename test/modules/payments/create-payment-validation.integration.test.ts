@@ -145,6 +145,14 @@ describe('required fields: clientPaymentId, businessId, locale (spec §4.1 rule 
     expectInvalid(await create(fiat({ businessId: 'shop-1' })), ['businessId']);
   });
 
+  it('names __proto__ and constructor.prototype as unknown keys (400 VALIDATION_FAILED), not as malformed JSON', async () => {
+    const text = JSON.stringify(fiat({}));
+    const proto = expectInvalid(await create(text.replace(/^\{/, '{"__proto__":{"polluted":true},')), ['__proto__']);
+    expect(messageFor(proto, '__proto__')).toContain('unknown field');
+    expectInvalid(await create(text.replace(/^\{/, '{"constructor":{"prototype":{"polluted":true}},')), ['constructor']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('names every missing field at once', async () => {
     expectInvalid(await create(fiat({ clientPaymentId: undefined, businessId: undefined, locale: undefined })), [
       'businessId', 'clientPaymentId', 'locale',
