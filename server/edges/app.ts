@@ -75,7 +75,7 @@ export function restRoutes(deps: Deps, metrics: Registry, openApi: () => Record<
     ...metadataRoutes(deps),
     ...testHelperRoutes(deps),
     ...systemRoutes(deps, openApi),
-    metricsRoute(metrics, deps.config.metricsToken),
+    metricsRoute(metrics, deps.config.metricsToken, deps.config.trustProxy !== false),
   ];
 }
 

@@ -161,7 +161,7 @@ export function registerMetrics(app: FastifyInstance, deps: Deps): Registry {
 }
 
 /** GET /metrics as a route-table entry: token or loopback, then the registry's text. */
-export function metricsRoute(registry: Registry, token: string | undefined): AnyRoute {
+export function metricsRoute(registry: Registry, token: string | undefined, proxiesTrusted = false): AnyRoute {
   return defineRoute({
     method: 'GET',
     path: '/metrics',
@@ -181,7 +181,7 @@ export function metricsRoute(registry: Registry, token: string | undefined): Any
     responseType: 'text/plain; version=0.0.4',
     errors: [
       { status: 401, code: 'UNAUTHORIZED', when: 'KASSA_METRICS_TOKEN is set and the bearer token is missing or wrong' },
-      { status: 403, code: 'METRICS_LOOPBACK_ONLY', when: 'KASSA_METRICS_TOKEN is not set and the client is not on loopback' },
+      { status: 403, code: 'METRICS_LOOPBACK_ONLY', when: 'KASSA_METRICS_TOKEN is not set and the client is not on loopback (or was forwarded by a proxy KASSA_TRUST_PROXY does not name)' },
     ],
     handler: async ({ request, reply }) => {
       if (token) {
@@ -192,6 +192,10 @@ export function metricsRoute(registry: Registry, token: string | undefined): Any
         }
       } else if (!isLoopback(request.ip)) {
         throw new KassaError(403, 'METRICS_LOOPBACK_ONLY', 'Without KASSA_METRICS_TOKEN, /metrics answers loopback clients only; set the token to scrape it over the network.');
+      } else if (!proxiesTrusted && (request.headers['x-forwarded-for'] !== undefined || request.headers.forwarded !== undefined)) {
+        // A proxy on this host makes every client look like loopback: a forwarded request is not
+        // known to be local unless KASSA_TRUST_PROXY names the proxy (then request.ip is the client).
+        throw new KassaError(403, 'METRICS_LOOPBACK_ONLY', 'Without KASSA_METRICS_TOKEN, /metrics answers loopback clients only, and this request was forwarded by a proxy KASSA_TRUST_PROXY does not name: its client is unknown. Set the token, or name the proxy.');
       }
       reply.type(registry.contentType);
       return registry.metrics();

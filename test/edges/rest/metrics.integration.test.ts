@@ -72,6 +72,16 @@ describe('without a token: loopback only', () => {
     expect((await scrape(ip)).statusCode).toBe(200);
   });
 
+  it.each([{ 'x-forwarded-for': '203.0.113.9' }, { forwarded: 'for=203.0.113.9' }])(
+    'refuses a loopback request forwarded by a proxy no one named (%o): its client is unknown',
+    async (headers) => {
+      const res = await t.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1', headers });
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toMatchObject({ code: 'METRICS_LOOPBACK_ONLY' });
+      expect(res.json().detail).toContain('KASSA_TRUST_PROXY');
+    },
+  );
+
   it('payments, deposits, callbacks and jobs come from the database, the same through a second web process', async () => {
     const pay = (body: Record<string, string>) =>
       t.signed('POST', '/v1/payments', { clientPaymentId: `m-${randomUUID()}`, businessId: t.business.businessId, locale: 'en', ...body });
