@@ -186,6 +186,15 @@ describe('operator:create', { timeout: 60_000 }, () => {
     expect((await findOperatorByToken(db.db, viewerToken))?.role).toBe('viewer');
   });
 
+  it('a name taken already exits 1 with OPERATOR_NAME_TAKEN: --operator names one operator', async () => {
+    const result = await kassa('operator:create', '--name', 'ann', '--role', 'viewer', '--json');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('OPERATOR_NAME_TAKEN');
+    const [row] = await db.sql`select count(*)::int as n from operators where name = 'ann'`;
+    expect(row!.n).toBe(1);
+  });
+
   it('--role boss exits 2', async () => {
     const result = await kassa('operator:create', '--name', 'bob', '--role', 'boss', '--json');
     expect(result.code).toBe(2);

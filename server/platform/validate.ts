@@ -25,8 +25,11 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what 
 
 export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
+/** Free text PostgreSQL can store and a log shows as it is: no control characters (a NUL byte was a 500). */
+export const plainText = (max: number) => z.string().max(max).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
+
 /** A merchant's own identifier (clientPaymentId, clientWithdrawalId): 1–255 characters, no control characters. */
-export const clientId = () => z.string().min(1).max(255).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
+export const clientId = () => plainText(255).min(1);
 
 /**
  * A page size, 1–100 (default 20), written in digits: " 1", "1e1" or "10.0" are refused, not read as

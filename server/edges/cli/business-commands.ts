@@ -1,7 +1,7 @@
 /** Businesses: create, list, change settings (CONTRACT §9). */
 import { z } from 'zod';
 import { createBusiness, listBusinesses, updateBusiness } from '../../modules/businesses/index.js';
-import { UpdateBusinessSchema, businessView } from '../trpc/business-router.js';
+import { BusinessNameSchema, UpdateBusinessSchema, businessView } from '../trpc/business-router.js';
 import { command, optionalString, parseBoolean, requireString, requireUuid, UsageError, type Values } from './command.js';
 
 const httpUrl = z.url({ protocol: /^https?$/ });
@@ -71,6 +71,7 @@ function settingsLine(b: ReturnType<typeof businessView>): string {
 export const businessCommands = [
   command('business:create --name <n> [--withdrawal-callback-url <u>] [--payment-callback-url <u>]', 'a new business with its callback secret and an API key holding every scope', async (ctx, values) => {
     const name = requireString(values, 'name', 'n');
+    if (!BusinessNameSchema.safeParse(name).success) throw new UsageError('--name must be 1 to 200 characters, without control characters.');
     const urls = { withdrawalCallbackUrl: optionalString(values, 'withdrawal-callback-url'), paymentCallbackUrl: optionalString(values, 'payment-callback-url') };
     for (const [key, url] of Object.entries(urls)) {
       if (url !== undefined && !httpUrl.safeParse(url).success) throw new UsageError(`${key} must be an http(s) URL.`);

@@ -6,16 +6,19 @@ import {
 } from '../../modules/money/index.js';
 import { getBusiness, updateBusiness, type Business } from '../../modules/businesses/index.js';
 import { unixTimes } from './unix-times.rules.js';
+import { plainText } from '../../platform/validate.js';
 
 // "100.5" is not 100 with a fraction: above the whole maximum only zeros may follow the point.
 const percent = z.string().regex(/^(?:100(?:\.0{1,4})?|[0-9]{1,2}(?:\.[0-9]{1,4})?)$/, 'a percentage from 0 to 100 as a decimal string');
 const riskScore = z.string().regex(/^(?:10(?:\.0{1,2})?|[0-9](?:\.[0-9]{1,2})?)$/, 'a risk score from 0 to 10 as a decimal string');
 const callbackUrl = z.url({ protocol: /^https?$/ }).max(2048).nullable();
+/** A business's name, over tRPC and on the command line. */
+export const BusinessNameSchema = plainText(200).min(1);
 
 export const UpdateBusinessSchema = z
   .strictObject({
     businessId: z.guid(),
-    name: z.string().min(1).max(200).optional(),
+    name: BusinessNameSchema.optional(),
     settlementCurrency: z.enum(SETTLEMENT_CURRENCIES).optional(),
     serviceFeePercent: percent.optional(),
     userFeeSharePercent: percent.optional(),

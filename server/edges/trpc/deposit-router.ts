@@ -13,11 +13,12 @@ import { getBusiness } from '../../modules/businesses/index.js';
 import { getBusinessBalances } from '../../modules/withdrawals/index.js';
 import { byId, recentListInput } from './procedures.js';
 import { unixTimes } from './unix-times.rules.js';
+import { plainText } from '../../platform/validate.js';
 
 export const depositRouter = router({
   /** Deposits, newest first; `search` matches a transaction hash or an address. */
   list: operatorProcedure
-    .input(recentListInput(DEPOSIT_STATUSES, { paymentId: z.guid().optional(), search: z.string().min(3).max(128).optional() }))
+    .input(recentListInput(DEPOSIT_STATUSES, { paymentId: z.guid().optional(), search: plainText(128).min(3).optional() }))
     .query(async ({ ctx, input }) => {
       const filters: (SQL | undefined)[] = [
         input.businessId ? eq(deposits.businessId, input.businessId) : undefined,

@@ -3,11 +3,11 @@
  * generated here, returned once, and stored encrypted (API and callback
  * secrets) or hashed (operator tokens).
  */
-import { and, asc, desc, eq, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, sql } from 'drizzle-orm';
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../../db/client.js';
 import { apiKeys, businesses, operators, previousCallbackSecrets } from '../../../db/schema.js';
-import { notFound } from '../../platform/errors.js';
+import { notFound, unprocessable } from '../../platform/errors.js';
 import { SCOPES, type Scope } from '../money/index.js';
 import { encryptSecret, randomToken, sha256Hex, type MasterKey } from '../../platform/secrets.js';
 
@@ -73,10 +73,17 @@ export async function updateBusiness(db: Db, businessId: string, settings: Busin
   return row;
 }
 
+/**
+ * A new operator. Names are unique: the CLI names the deciding operator by it, and an audit trail of
+ * two different "ann"s approving one withdrawal under policy TWO would read as one person twice.
+ */
 export async function createOperator(db: Db, name: string, role: OperatorRole): Promise<{ operatorId: string; token: string }> {
   const token = randomToken('kop_', 32);
-  const [row] = await db.insert(operators).values({ name, role, tokenHash: sha256Hex(token) }).returning({ id: operators.id });
-  return { operatorId: row!.id, token };
+  const [row] = (await db.execute(sql`
+    insert into ${operators} (name, role, token_hash) select ${name}, ${role}, ${sha256Hex(token)}
+    where not exists (select 1 from ${operators} where name = ${name}) returning id`)) as unknown as { id: string }[];
+  if (!row) throw unprocessable('OPERATOR_NAME_TAKEN', `An operator named ${JSON.stringify(name)} exists already; choose another name.`);
+  return { operatorId: row.id, token };
 }
 
 export async function findOperatorByToken(db: Db, token: string) {

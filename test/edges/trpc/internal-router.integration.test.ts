@@ -185,6 +185,7 @@ describe('businesses.update', () => {
     ['a negative fee share', { userFeeSharePercent: '-1' }],
     ['a fee as a number', { serviceFeePercent: 2 }],
     ['an unknown settlement currency', { settlementCurrency: 'DOGE' }],
+    ['a name with a NUL byte (PostgreSQL cannot store it: it was a 500)', { name: 'x\u0000y' }],
   ])('refuses %s: BAD_REQUEST, nothing changes', async (_label, change) => {
     const a = client(admin.token);
     const before = await a.businesses.get.query({ businessId: t.business.businessId });
@@ -195,6 +196,12 @@ describe('businesses.update', () => {
     expect(e.httpStatus).toBe(400);
     const after = await a.businesses.get.query({ businessId: t.business.businessId });
     expect(after).toEqual(before);
+  });
+
+  it('refuses a deposit search with a control character (a NUL byte was a 500): BAD_REQUEST, from a viewer too', async () => {
+    const e = await trpcError(client(viewer.token).deposits.list.query({ search: 'ab\u0000c' }));
+    expect(e.code).toBe('BAD_REQUEST');
+    expect(e.httpStatus).toBe(400);
   });
 
   it('refuses a malformed businessId: BAD_REQUEST', async () => {
