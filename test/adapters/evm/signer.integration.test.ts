@@ -134,6 +134,35 @@ describe('EVM signer on anvil', () => {
     expect(await ethOf(to)).toBe(parseEther('1000'));
   });
 
+  test('payouts sent but not yet mined count against the treasury: the one it cannot also cover is HELD, not sent to block every later nonce', async () => {
+    const [to1, to2] = [fresh(), fresh()];
+    await anvil.setBalance(signer.treasury, parseEther('10'));
+    await anvil.rpc('evm_setAutomine', [false]);
+    let heldP2: Awaited<ReturnType<typeof signer.payout>>;
+    try {
+      const p1 = await signer.payout({ id: 'w-inflight-1', network: 'ETH', currency: 'ETH', toAddress: to1, amount: '6' });
+      expect(p1.status).toBe('SENT');
+      const [nonceAfterP1] = await database.sql<{ next_nonce: string }[]>`select next_nonce from evm_nonces where address = ${signer.treasury}`;
+      // The latest block still shows 10 ETH; 6 of them (and p1's gas) are already promised.
+      heldP2 = await signer.payout({ id: 'w-inflight-2', network: 'ETH', currency: 'ETH', toAddress: to2, amount: '6' });
+      expect(heldP2).toMatchObject({ status: 'HELD', reason: 'INSUFFICIENT_FUNDS', currency: 'ETH' });
+      expect(heldP2.status === 'HELD' && heldP2.available < parseEther('4')).toBe(true);
+      expect((await storedRow('w-inflight-2')).status).toBe('HELD');
+      const [nonceAfterP2] = await database.sql<{ next_nonce: string }[]>`select next_nonce from evm_nonces where address = ${signer.treasury}`;
+      expect(nonceAfterP2!.next_nonce).toBe(nonceAfterP1!.next_nonce);
+      await anvil.mine(1);
+    } finally {
+      await anvil.rpc('evm_setAutomine', [true]);
+    }
+    await settled(signer, 'w-inflight-1');
+    expect(await ethOf(to1)).toBe(parseEther('6'));
+    // Funded again, the held one is signed with the next nonce and paid once.
+    await anvil.setBalance(signer.treasury, parseEther('20'));
+    expect((await signer.payout({ id: 'w-inflight-2', network: 'ETH', currency: 'ETH', toAddress: to2, amount: '6' })).status).toBe('SENT');
+    await settled(signer, 'w-inflight-2');
+    expect(await ethOf(to2)).toBe(parseEther('6'));
+  });
+
   test('a crash between store and broadcast: a new signer rebroadcasts the same raw transaction, same hash', async () => {
     const to = fresh();
     const signed = await signer.signPayout({ id: 'w-crash', network: 'ETH', currency: 'ETH', toAddress: to, amount: '0.25' });

@@ -393,13 +393,14 @@ export class EvmSigner {
    */
   private async sign(intent: Intent): Promise<HeldResult | { status: 'SIGNED'; txHash: Hex; nonce: number } | PayoutResult> {
     const from = this.addressOf(intent.key);
-    const [fees, nativeBalance, tokenBalance, chainNonce] = await Promise.all([
+    const [fees, nativeBalance, tokenBalance, chainNonce, minedNonce] = await Promise.all([
       intent.fees ?? this.client.estimateFeesPerGas(),
       this.client.getBalance({ address: from }),
       intent.token
         ? this.client.readContract({ address: intent.token.address, abi: ERC20, functionName: 'balanceOf', args: [from] })
         : Promise.resolve(0n),
       this.client.getTransactionCount({ address: from, blockTag: 'pending' }),
+      this.client.getTransactionCount({ address: from, blockTag: 'latest' }),
     ]);
     const tokenFunds = intent.token ? { currency: intent.token.currency, balance: tokenBalance, amount: intent.amountBase } : undefined;
     // Short of tokens: held before estimating gas (the estimate of a transfer that would revert fails).
@@ -409,16 +410,7 @@ export class EvmSigner {
       gasLimit = intent.gasLimit ?? (await this.client.estimateGas({ account: from, to: intent.to, value: intent.value, data: intent.data }));
       held = checkFunds({ nativeCurrency: this.native, nativeBalance, gasCost: maxGasCost(gasLimit, fees), value: intent.value, token: tokenFunds });
     }
-    if (held) {
-      await this.sql`
-        insert into evm_transactions (id, network, kind, from_address, key_path, to_address, currency, amount, amount_base, status, held_currency, held_needed, held_available)
-        values (${intent.id}, ${this.network}, ${intent.kind}, ${from}, ${formatKeyPath(intent.key)}, ${intent.beneficiary}, ${intent.currency},
-                ${intent.amount}, ${String(intent.amountBase)}, 'HELD', ${held.currency}, ${String(held.needed)}, ${String(held.available)})
-        on conflict (id) do update set held_currency = excluded.held_currency, held_needed = excluded.held_needed,
-               held_available = excluded.held_available, updated_at = now()
-         where evm_transactions.status = 'HELD'`;
-      return held;
-    }
+    if (held) return this.hold(intent, from, held);
 
     let result: { status: 'SIGNED'; txHash: Hex; nonce: number } | undefined;
     await this.sql.begin(async (tx) => {
@@ -427,6 +419,27 @@ export class EvmSigner {
         on conflict do nothing`;
       const [lock] = await tx<{ next_nonce: string }[]>`
         select next_nonce from evm_nonces where network = ${this.network} and address = ${from} for update`;
+      // The balances above are the latest block's: what this sender signed and has not seen mined yet
+      // (a nonce at or above the chain's mined count) is still to leave them. Read under the nonce's
+      // lock, so two payouts signing at once each see the other. Without it, a second payout the
+      // treasury could not cover was signed and sent, never mined, and held every later nonce.
+      const [out] = await tx<{ native: string; gas: string; token: string }[]>`
+        select coalesce(sum(amount_base) filter (where currency = ${this.native}), 0)::text as native,
+               coalesce(sum(gas_limit * max_fee_per_gas), 0)::text as gas,
+               coalesce(sum(amount_base) filter (where currency = ${intent.token?.currency ?? ''}), 0)::text as token
+          from evm_transactions
+         where network = ${this.network} and from_address = ${from} and status in ('SIGNED', 'SENT') and nonce >= ${minedNonce}`;
+      const inFlight = checkFunds({
+        nativeCurrency: this.native,
+        nativeBalance: nativeBalance - BigInt(out!.native) - BigInt(out!.gas),
+        gasCost: maxGasCost(gasLimit, fees),
+        value: intent.value,
+        token: tokenFunds && { ...tokenFunds, balance: tokenFunds.balance - BigInt(out!.token) },
+      });
+      if (inFlight) {
+        held = inFlight;
+        return;
+      }
       // The stored nonce leads (signed, maybe not yet broadcast); the chain's wins if the key was used elsewhere.
       const stored = BigInt(lock!.next_nonce);
       const nonce = Number(stored > BigInt(chainNonce) ? stored : BigInt(chainNonce));
@@ -452,7 +465,20 @@ export class EvmSigner {
       await tx`update evm_nonces set next_nonce = ${nonce + 1} where network = ${this.network} and address = ${from}`;
       result = { status: 'SIGNED', txHash: hash, nonce };
     });
+    if (held) return this.hold(intent, from, held);
     return result ?? this.storedOrSigned((await this.row(intent.id))!);
+  }
+
+  /** Store (or refresh) a HELD row naming what is short: no nonce used, visible to operators. */
+  private async hold(intent: Intent, from: Address, held: HeldResult): Promise<HeldResult> {
+    await this.sql`
+      insert into evm_transactions (id, network, kind, from_address, key_path, to_address, currency, amount, amount_base, status, held_currency, held_needed, held_available)
+      values (${intent.id}, ${this.network}, ${intent.kind}, ${from}, ${formatKeyPath(intent.key)}, ${intent.beneficiary}, ${intent.currency},
+              ${intent.amount}, ${String(intent.amountBase)}, 'HELD', ${held.currency}, ${String(held.needed)}, ${String(held.available)})
+      on conflict (id) do update set held_currency = excluded.held_currency, held_needed = excluded.held_needed,
+             held_available = excluded.held_available, updated_at = now()
+       where evm_transactions.status = 'HELD'`;
+    return held;
   }
 
   private async signRaw(key: KeyPath, tx: { to: Address; value: bigint; data: Hex | undefined; nonce: number; gas: bigint; fees: Fees }): Promise<Hex> {
