@@ -4,7 +4,7 @@ import { adminProcedure, operatorProcedure, router } from './init.js';
 import {
   CRYPTO_CURRENCIES, DEPOSIT_NETWORKS, NETWORKS, OVERPAYMENT_POLICIES, SETTLEMENT_CURRENCIES,
 } from '../../modules/money/index.js';
-import { getBusiness, updateBusiness, type Business } from '../../modules/businesses/index.js';
+import { createBusiness, getBusiness, updateBusiness, type Business } from '../../modules/businesses/index.js';
 import { unixTimes } from './unix-times.rules.js';
 import { plainText } from '../../platform/validate.js';
 
@@ -49,6 +49,17 @@ export function businessView(b: Business) {
 }
 
 export const businessRouter = router({
+  /** A new business with its callback secret and an API key holding every scope: the secrets are shown once, here. */
+  create: adminProcedure
+    .input(z.strictObject({ name: BusinessNameSchema, withdrawalCallbackUrl: callbackUrl.optional(), paymentCallbackUrl: callbackUrl.optional() }))
+    .mutation(async ({ ctx, input }) => {
+      const created = await createBusiness(ctx.deps.database.db, ctx.deps.masterKey, {
+        name: input.name,
+        withdrawalCallbackUrl: input.withdrawalCallbackUrl ?? undefined,
+        paymentCallbackUrl: input.paymentCallbackUrl ?? undefined,
+      });
+      return { business: businessView(created.business), apiKey: created.apiKey, apiSecret: created.apiSecret, callbackSecret: created.callbackSecret };
+    }),
   get: operatorProcedure.input(z.strictObject({ businessId: z.guid() })).query(async ({ ctx, input }) =>
     businessView(await getBusiness(ctx.deps.database.db, input.businessId)),
   ),

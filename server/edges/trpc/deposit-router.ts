@@ -2,6 +2,7 @@
 import { TRPCError } from '@trpc/server';
 import { and, asc, desc, eq, ilike, inArray, or, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
+import type { Queryable } from '../../../db/client.js';
 import { deposits, events, payments, refunds } from '../../../db/schema.js';
 import { SimulateDepositSchema } from '../../modules/deposits/index.js';
 import { DEPOSIT_STATUSES } from '../../modules/money/index.js';
@@ -14,6 +15,22 @@ import { getBusinessBalances } from '../../modules/withdrawals/index.js';
 import { byId, recentListInput } from './procedures.js';
 import { unixTimes } from './unix-times.rules.js';
 import { plainText } from '../../platform/validate.js';
+
+/** Deposit records with their payment and business ids, newest first: one query, then their refunds. */
+async function depositRecords(db: Queryable, where: SQL | undefined, limit: number) {
+  const joined = await db
+    .select({ deposit: deposits, userFeeSharePercent: payments.userFeeSharePercent })
+    .from(deposits)
+    .innerJoin(payments, eq(payments.id, deposits.paymentId))
+    .where(where)
+    .orderBy(desc(deposits.receivedAt), desc(deposits.id))
+    .limit(limit);
+  const rows = joined.map((j) => j.deposit);
+  const share = new Map(joined.map((j) => [j.deposit.id, j.userFeeSharePercent]));
+  const refundRows = rows.length ? await db.select().from(refunds).where(inArray(refunds.depositId, rows.map((r) => r.id))) : [];
+  const byDeposit = new Map(refundRows.map((r) => [r.depositId, r]));
+  return rows.map((d) => ({ paymentId: d.paymentId, businessId: d.businessId, ...toDepositRecord(d, byDeposit.get(d.id), share.get(d.id)!) }));
+}
 
 export const depositRouter = router({
   /** Deposits, newest first; `search` matches a transaction hash or an address. */
@@ -32,21 +49,15 @@ export const depositRouter = router({
             )
           : undefined,
       ];
-      const joined = await ctx.deps.database.db
-        .select({ deposit: deposits, userFeeSharePercent: payments.userFeeSharePercent })
-        .from(deposits)
-        .innerJoin(payments, eq(payments.id, deposits.paymentId))
-        .where(and(...filters))
-        .orderBy(desc(deposits.receivedAt), desc(deposits.id))
-        .limit(input.limit);
-      const rows = joined.map((j) => j.deposit);
-      const share = new Map(joined.map((j) => [j.deposit.id, j.userFeeSharePercent]));
-      const refundRows = rows.length
-        ? await ctx.deps.database.db.select().from(refunds).where(inArray(refunds.depositId, rows.map((r) => r.id)))
-        : [];
-      const byDeposit = new Map(refundRows.map((r) => [r.depositId, r]));
-      return rows.map((d) => ({ paymentId: d.paymentId, businessId: d.businessId, ...toDepositRecord(d, byDeposit.get(d.id), share.get(d.id)!) }));
+      return depositRecords(ctx.deps.database.db, and(...filters), input.limit);
     }),
+
+  /** One deposit, as `list` shows it (its payment and business ids, its refund). */
+  get: operatorProcedure.input(byId('depositId')).query(async ({ ctx, input }) => {
+    const [found] = await depositRecords(ctx.deps.database.db, eq(deposits.id, input.depositId), 1);
+    if (!found) throw new TRPCError({ code: 'NOT_FOUND', message: `Deposit ${input.depositId} not found.` });
+    return found;
+  }),
 
   /** Approve or reject a deposit held in COMPLIANCE_REVIEW. */
   decide: adminProcedure

@@ -198,6 +198,32 @@ describe('businesses.update', () => {
     expect(after).toEqual(before);
   });
 
+  it('businesses.create (admin): a business and a key with every scope, its secrets shown once, that the REST API takes', async () => {
+    expect((await trpcError(client(viewer.token).businesses.create.mutate({ name: 'Nope' }))).code).toBe('FORBIDDEN');
+    const created = await client(admin.token).businesses.create.mutate({ name: 'Made over tRPC', paymentCallbackUrl: 'https://shop.example/kassa' });
+    expect(created.business).toMatchObject({ name: 'Made over tRPC', paymentCallbackUrl: 'https://shop.example/kassa', withdrawalCallbackUrl: null });
+    expect(created.apiKey).toMatch(/^kk_/);
+    expect(created.apiSecret).toMatch(/^ks_/);
+    expect(created.callbackSecret).toMatch(/^whsec_/);
+    expect(JSON.stringify(created.business)).not.toContain('callbackSecret');
+    const who = { businessId: created.business.id, apiKey: created.apiKey, apiSecret: created.apiSecret, callbackSecret: created.callbackSecret };
+    expect((await t.signed('GET', '/v1/balances', undefined, who)).statusCode).toBe(200);
+    expect((await client(admin.token).businesses.get.query({ businessId: created.business.id })).name).toBe('Made over tRPC');
+  });
+
+  it('deposits.get: one deposit as deposits.list shows it; an unknown id is NOT_FOUND', async () => {
+    const res = await t.signed('POST', '/v1/payments', { ...fiatBody(t.business), displayCurrency: undefined, displayAmount: undefined, depositCurrency: 'BTC', depositAmount: '0.01', network: 'BTC' });
+    const paymentId = res.json().paymentInfo.paymentId as string;
+    const sim = await t.signed('POST', `/v1/test-helpers/payments/${paymentId}/deposits`, { depositCurrency: 'BTC', network: 'BTC', amount: '0.01', confirm: false });
+    expect(sim.statusCode, sim.body).toBe(200);
+    const depositId = sim.json().deposit.id as string;
+    const one = await client(viewer.token).deposits.get.query({ depositId });
+    const [listed] = await client(viewer.token).deposits.list.query({ paymentId });
+    expect(one).toEqual(listed);
+    expect(one).toMatchObject({ id: depositId, paymentId, businessId: t.business.businessId, depositAmount: '0.01' });
+    expect((await trpcError(client(viewer.token).deposits.get.query({ depositId: '00000000-0000-4000-8000-000000000000' }))).code).toBe('NOT_FOUND');
+  });
+
   it('refuses a deposit search with a control character (a NUL byte was a 500): BAD_REQUEST, from a viewer too', async () => {
     const e = await trpcError(client(viewer.token).deposits.list.query({ search: 'ab\u0000c' }));
     expect(e.code).toBe('BAD_REQUEST');
