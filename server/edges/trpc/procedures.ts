@@ -4,6 +4,7 @@
  * newest-first lists, and an operator's decision on a withdrawal.
  */
 import { z } from 'zod';
+import { plainText } from '../../platform/validate.js';
 import type { Deps } from '../../deps.js';
 import { decideWithdrawal } from '../../modules/withdrawals/index.js';
 import { adminProcedure, operatorProcedure } from './init.js';
@@ -38,5 +39,6 @@ export function recentListInput<S extends readonly [string, ...string[]], F exte
 /** An admin's approval or rejection of a withdrawal waiting for approvals. */
 export const withdrawalDecision = (decision: 'APPROVE' | 'REJECT') =>
   adminProcedure
-    .input(byId('withdrawalId'))
-    .mutation(({ ctx, input }) => decideWithdrawal(ctx.deps, input.withdrawalId, ctx.operator, decision));
+    // `reason`: why, kept in the withdrawal's event (the CLI's --reason).
+    .input(byId('withdrawalId').extend({ reason: plainText(500).optional() }))
+    .mutation(({ ctx, input }) => decideWithdrawal(ctx.deps, input.withdrawalId, ctx.operator, decision, input.reason));

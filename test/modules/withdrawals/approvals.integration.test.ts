@@ -242,8 +242,11 @@ describe('rejection', () => {
     expect(await balance(b)).toBe('9398.80');
     await as(ann).withdrawals.approve({ withdrawalId: w.withdrawalId });
 
-    const rejected = await as(bob).withdrawals.reject({ withdrawalId: w.withdrawalId });
+    const rejected = await as(bob).withdrawals.reject({ withdrawalId: w.withdrawalId, reason: 'destination not verified' });
     expect(rejected.status).toBe('REJECTED');
+    // The reason is kept in the withdrawal's event, as the CLI's --reason is.
+    const [event] = await t.db.sql`select reason from events where entity_type = 'withdrawal' and entity_id = ${w.withdrawalId} and to_status = 'REJECTED'`;
+    expect(event!.reason).toBe(`rejected by ${bob.name}: destination not verified`);
     expect((await status(b, w.withdrawalId)).status).toBe('REJECTED');
     expect(await balance(b)).toBe('10000.00');
     const norm = (rows: { account: string; currency: string; amount: string }[]) => rows.map((r) => `${r.account}/${r.currency}/${new Dec(r.amount).toFixed()}`).sort();
