@@ -101,7 +101,7 @@ export class RateLimits {
     };
   }
 
-  /** Streams held open now, for a token or an address (tests, metrics). */
+  /** Streams held open now, for a token or an address (what the tests read). */
   openStreams(token: string | null, ip: string | null): number {
     return this.streams.get(token !== null ? `t:${token}` : `a:${ip}`) ?? 0;
   }

@@ -14,6 +14,7 @@ import { getBusiness } from '../../modules/businesses/index.js';
 import { getBusinessBalances } from '../../modules/withdrawals/index.js';
 import { byId, recentListInput } from './procedures.js';
 import { unixTimes } from './unix-times.rules.js';
+import { notFound } from '../../platform/errors.js';
 import { plainText } from '../../platform/validate.js';
 
 /** Deposit records with their payment and business ids, newest first: one query, then their refunds. */
@@ -55,7 +56,7 @@ export const depositRouter = router({
   /** One deposit, as `list` shows it (its payment and business ids, its refund). */
   get: operatorProcedure.input(byId('depositId')).query(async ({ ctx, input }) => {
     const [found] = await depositRecords(ctx.deps.database.db, eq(deposits.id, input.depositId), 1);
-    if (!found) throw new TRPCError({ code: 'NOT_FOUND', message: `Deposit ${input.depositId} not found.` });
+    if (!found) throw notFound(`Deposit ${input.depositId} not found.`);
     return found;
   }),
 

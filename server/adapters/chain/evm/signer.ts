@@ -404,14 +404,12 @@ export class EvmSigner {
     ]);
     const tokenFunds = intent.token ? { currency: intent.token.currency, balance: tokenBalance, amount: intent.amountBase } : undefined;
     // Short of tokens: held before estimating gas (the estimate of a transfer that would revert fails).
-    let held = tokenFunds ? checkFunds({ nativeCurrency: this.native, nativeBalance, gasCost: 0n, value: 0n, token: tokenFunds }) : null;
-    let gasLimit = 0n;
-    if (!held) {
-      gasLimit = intent.gasLimit ?? (await this.client.estimateGas({ account: from, to: intent.to, value: intent.value, data: intent.data }));
-      held = checkFunds({ nativeCurrency: this.native, nativeBalance, gasCost: maxGasCost(gasLimit, fees), value: intent.value, token: tokenFunds });
-    }
-    if (held) return this.hold(intent, from, held);
+    const tokenShort = tokenFunds ? checkFunds({ nativeCurrency: this.native, nativeBalance, gasCost: 0n, value: 0n, token: tokenFunds }) : null;
+    if (tokenShort) return this.hold(intent, from, tokenShort);
+    const gasLimit = intent.gasLimit ?? (await this.client.estimateGas({ account: from, to: intent.to, value: intent.value, data: intent.data }));
 
+    // The funds check proper: under the nonce's lock, below.
+    let held: HeldResult | null = null;
     let result: { status: 'SIGNED'; txHash: Hex; nonce: number } | undefined;
     await this.sql.begin(async (tx) => {
       await tx`
