@@ -32,7 +32,7 @@ import { eq } from 'drizzle-orm';
 import { businesses, installation } from '../db/schema.js';
 import { ConfigError } from './platform/config.js';
 import { SHARED_ADDRESS_SEQUENCE, sandboxNetworkAccess, type NetworkAccess } from './modules/networks/index.js';
-import { ingestDeposit, queueSweep, recordReplacedPayout } from './modules/deposits/index.js';
+import { ingestDeposit, queueSweep, recordReplacedPayout, recordSettledPayout, unsettledPayouts } from './modules/deposits/index.js';
 import type { DepositReport } from './modules/networks/ports.js';
 import { readLiveChainConfig, LiveChainConfigError } from './adapters/chain/live/live-config.js';
 import { openLiveChains, type LiveChains, type ProcessRole } from './adapters/chain/live/live-chains.js';
@@ -294,6 +294,16 @@ export async function buildLiveDeps(
       onReplaced: async (network, { id, txHash }) => {
         const outcome = await recordReplacedPayout(database.db, id, txHash, (options.now ?? (() => new Date()))());
         if (outcome === 'RECORDED') log.info({ network, id, txHash }, `${network}: ${id} now shows ${txHash} (its transaction was replaced at a higher fee)`);
+      },
+      unsettledPayouts: (network) => unsettledPayouts(database.db, network),
+      onSettled: async (network, id, { txHash, success, at }) => {
+        if (!deps) throw new Error('payout settled before Kassa finished starting'); // the next pass brings it again
+        const outcome = await recordSettledPayout(deps, id, { txHash, success, at });
+        if (outcome === 'FAILED' || outcome === 'NON_REFUNDABLE') {
+          log.warn({ network, id, txHash }, `${network}: ${id} failed on chain (${txHash}): recorded ${outcome}`);
+        } else if (outcome !== 'UNCHANGED') {
+          log.info({ network, id, txHash }, `${network}: ${id} confirmed on chain: ${outcome}`);
+        }
       },
     });
   } catch (error) {

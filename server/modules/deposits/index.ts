@@ -6,5 +6,6 @@ export * from './deposit.service.js';
 export * from './deposit-sweep.js';
 export * from './ports.js';
 export * from './payout-replaced.js';
+export * from './payout-settled.js';
 export * from './refund.service.js';
 export * from './simulate-deposit.schema.js';

@@ -2,14 +2,16 @@
  * The `broadcast_refund` job's work: claim the refund (only once its deposit
  * is confirmed on chain), send it outside any transaction (idempotent per
  * refund id, so a retry after a crash sends the same transaction), then
- * record CONFIRMED in a transaction of its own.
+ * record it in a transaction of its own: CONFIRMED when the chain says it is
+ * final at once (the sandbox), else PENDING with its hash until the chain's
+ * depth settles it (payout-settled.ts).
  */
 import { eq } from 'drizzle-orm';
 import { deposits, refunds } from '../../../db/schema.js';
 import { Dec, type Network } from '../money/index.js';
 import { chainFor, type ChainPorts } from '../networks/ports.js';
 import { notifyPayment } from '../payments/index.js';
-import { transitionRefund } from './deposit-transitions.js';
+import { amendRefund, transitionRefund } from './deposit-transitions.js';
 import type { DepositsDeps } from './ports.js';
 
 /**
@@ -31,7 +33,7 @@ async function claim(deps: DepositsDeps, refundId: string): Promise<{ send: type
   });
 }
 
-/** Send a PENDING refund (amount less the network fee) and mark it CONFIRMED. Idempotent. */
+/** Send a PENDING refund (amount less the network fee) and record it. Idempotent. */
 export async function broadcastRefund(deps: DepositsDeps, chains: ChainPorts, refundId: string): Promise<string> {
   const db = deps.database.db;
   const claimed = await claim(deps, refundId);
@@ -49,10 +51,17 @@ export async function broadcastRefund(deps: DepositsDeps, chains: ChainPorts, re
     const [locked] = await tx.select().from(refunds).where(eq(refunds.id, refundId)).for('update');
     // Another attempt recorded it meanwhile: the broadcast was the same transaction.
     if (!locked || locked.status !== 'PENDING') return locked?.status ?? 'MISSING';
-    const confirmedAt = sent.confirmedAt ?? deps.now();
-    await transitionRefund(tx, locked, 'CONFIRMED', 'broadcast confirmed', confirmedAt, { transactionId: sent.txHash, confirmedAt });
+    const { confirmedAt } = sent;
+    if (confirmedAt) {
+      await transitionRefund(tx, locked, 'CONFIRMED', 'broadcast confirmed', confirmedAt, { transactionId: sent.txHash, confirmedAt });
+    } else if (locked.transactionId === null) {
+      // On its way: PENDING with its hash until its block is deep enough (payout-settled.ts).
+      await amendRefund(tx, locked, 'broadcast: final once its block is deep enough', deps.now(), { transactionId: sent.txHash }, { transactionId: sent.txHash });
+    } else {
+      return 'PENDING';
+    }
     const [deposit] = await tx.select({ paymentId: deposits.paymentId }).from(deposits).where(eq(deposits.id, locked.depositId));
     if (deposit) await notifyPayment(tx, deposit.paymentId);
-    return 'CONFIRMED';
+    return confirmedAt ? 'CONFIRMED' : 'PENDING';
   });
 }

@@ -47,7 +47,11 @@ export type Broadcast = {
   amount: string;
 };
 
+/** `confirmedAt`: final at once (the sandbox's chain); null for a live payout, final only once its block is deep enough (`PayoutSettlement`). */
 export type BroadcastResult = { txHash: string; confirmedAt: Date | null };
+
+/** A sent payout as the chain sees it: on its way, or final at the network's depth (and whether it succeeded). */
+export type PayoutSettlement = { state: 'PENDING' } | { state: 'FINAL'; txHash: string; success: boolean; at: Date };
 
 /** A credited deposit to move from its deposit address to the network's treasury. */
 export type SweepRequest = { network: Network; txHash: string; outputIndex: number; currency: string; addressIndex: number };

@@ -2,7 +2,9 @@
  * Withdrawals' network I/O, for jobs only (and the sandbox's forced outcome):
  * read the withdrawal, broadcast outside any transaction (idempotent per
  * withdrawal id, so a retry after a crash sends the same transaction), then
- * record the result in a transaction of its own.
+ * record the result in a transaction of its own: COMPLETED when the chain
+ * says it is final at once (the sandbox), else sent, with its hash, until
+ * the chain's depth settles it (`recordSettlement`).
  */
 import { Dec } from '../money/index.js';
 import { chainFor, type ChainPorts } from '../networks/ports.js';
@@ -10,7 +12,7 @@ import { KassaError, notFound } from '../../platform/errors.js';
 import type { WithdrawalsDeps } from './ports.js';
 import type { WithdrawalRecord } from './withdrawal-record.rules.js';
 import type { WithdrawalStatus } from './withdrawal.rules.js';
-import { peekWithdrawal, recordOutcome, withdrawalBroadcast } from './withdrawal.service.js';
+import { peekWithdrawal, recordOutcome, recordSent, withdrawalBroadcast } from './withdrawal.service.js';
 
 /** The `broadcast_withdrawal` job: screen the destination, then send (or block). */
 export async function broadcastWithdrawal(deps: WithdrawalsDeps, chains: ChainPorts, withdrawalId: string): Promise<WithdrawalStatus> {
@@ -18,12 +20,17 @@ export async function broadcastWithdrawal(deps: WithdrawalsDeps, chains: ChainPo
   if (!found) throw notFound(`Withdrawal ${withdrawalId} not found.`);
   const w = found.withdrawal;
   if (w.status !== 'PROCESSING') return w.status as WithdrawalStatus;
+  // Sent already (a retry of this job): its outcome comes from the chain (`recordSettlement`).
+  if (w.transactionId !== null) return w.status as WithdrawalStatus;
   if (new Dec(w.riskScore).gte(found.blockThreshold)) {
     return (await recordOutcome(deps, withdrawalId, ['PROCESSING'], 'BLOCKED', `destination risk ${w.riskScore}`)).status;
   }
   const broadcast = withdrawalBroadcast(w);
   const result = await chainFor(chains, broadcast.network).broadcast(broadcast);
-  return (await recordOutcome(deps, withdrawalId, ['PROCESSING'], 'COMPLETED', 'broadcast', result)).status;
+  // Final at once (the sandbox's chain), or on its way: a live payout completes, or fails, once its
+  // block is deep enough (the signer's pass records it), never at the broadcast.
+  if (result.confirmedAt) return (await recordOutcome(deps, withdrawalId, ['PROCESSING'], 'COMPLETED', 'broadcast', result)).status;
+  return (await recordSent(deps, withdrawalId, result.txHash)).status;
 }
 
 /** Sandbox test helper: force an outcome now (COMPLETED broadcasts first, as the job does). */

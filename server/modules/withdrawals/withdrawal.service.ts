@@ -274,6 +274,44 @@ export async function recordOutcome(
 }
 
 /**
+ * A live payout is on its way and not final yet (its confirmations are to come): the withdrawal
+ * stays PROCESSING and shows the hash from now on, with an event. Idempotent: a retry of the job
+ * that sent it (the same transaction) changes nothing. Its outcome comes with `recordSettlement`.
+ */
+export async function recordSent(deps: Deps, withdrawalId: string, txHash: string): Promise<{ status: WithdrawalStatus; record: WithdrawalRecord }> {
+  return deps.database.db.transaction(async (tx) => {
+    const w = await lockWithdrawal(tx, withdrawalId);
+    if (w.status === 'PROCESSING' && w.transactionId === null) {
+      await amendWithdrawal(tx, w, 'broadcast: final once its block is deep enough', deps.now(), { transactionId: txHash }, { transactionId: txHash });
+      w.transactionId = txHash;
+    }
+    return { status: w.status as WithdrawalStatus, record: toWithdrawalRecord(w, await approvalCount(tx, w.id)) };
+  });
+}
+
+/**
+ * A sent payout is final on chain: COMPLETED at its block's time, or FAILED (balance credited
+ * back) when the chain ran it and it failed (a token transfer that reverted: nothing reached the
+ * address). Only a withdrawal sent and still PROCESSING moves: the status it moved to, or null.
+ */
+export async function recordSettlement(
+  deps: Deps,
+  withdrawalId: string,
+  settled: { txHash: string; success: boolean; at: Date },
+): Promise<'COMPLETED' | 'FAILED' | null> {
+  return deps.database.db.transaction(async (tx) => {
+    const w = await lockWithdrawal(tx, withdrawalId);
+    if (w.status !== 'PROCESSING' || w.transactionId === null) return null;
+    if (settled.success) {
+      await finalize(tx, deps, w, 'COMPLETED', 'confirmed on chain', deps.now(), { txHash: settled.txHash, confirmedAt: settled.at });
+    } else {
+      await finalize(tx, deps, w, 'FAILED', `its transaction ${settled.txHash} failed on chain: nothing was paid`, deps.now());
+    }
+    return settled.success ? 'COMPLETED' : 'FAILED';
+  });
+}
+
+/**
  * An operator approves (PENDING_APPROVAL → PROCESSING once enough distinct
  * operators approved) or rejects (→ REJECTED, balance credited back, FAILED callback).
  */

@@ -6,7 +6,7 @@
  * signer with its real hash in the record and the signed callback, and a
  * node outage that delays but loses nothing.
  */
-import { createWalletClient, getAddress, http, parseEther, parseUnits, type Hex, type WalletClient } from 'viem';
+import { createWalletClient, encodeAbiParameters, getAddress, http, keccak256, parseEther, parseUnits, type Hex, type WalletClient } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { addressBook } from '../../../server/adapters/chain/evm/index.js';
@@ -29,6 +29,9 @@ const ERC20 = [
   { type: 'function', name: 'transfer', stateMutability: 'nonpayable', inputs: [{ name: 'to', type: 'address' }, { name: 'v', type: 'uint256' }], outputs: [{ name: '', type: 'bool' }] },
   { type: 'function', name: 'mint', stateMutability: 'nonpayable', inputs: [{ name: 'to', type: 'address' }, { name: 'v', type: 'uint256' }], outputs: [] },
 ] as const;
+
+/** Where the test token keeps `balanceOf[owner]` (the mapping is its fourth slot: name, symbol, totalSupply before it). */
+const balanceSlot = (owner: Hex) => keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [owner, 3n]));
 
 let anvil: Anvil;
 let app: LiveApp;
@@ -211,61 +214,162 @@ describe('deposits on a real node', () => {
   });
 });
 
+/** A withdrawal of `amount` of `currency` on ETH to `payee`, from a funded merchant balance: its id. */
+async function withdraw(clientWithdrawalId: string, currency: 'ETH' | 'USDT', payee: Hex, amount: string): Promise<string> {
+  await postEntries(app.db.db, [{ businessId: app.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '10000', kind: 'TEST' }], app.clock.now());
+  const created = await app.signed('POST', '/v1/withdrawals', {
+    clientWithdrawalId, businessId: app.business.businessId, withdrawCurrency: currency, network: 'ETH', address: payee, amount,
+  });
+  expect(created.statusCode, created.body).toBe(200);
+  return created.json().withdrawalId as string;
+}
+
+async function withdrawal(id: string) {
+  return (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
+}
+
+/** The hash a withdrawal was sent with, once its job has sent it. */
+async function sentHash(id: string): Promise<Hex> {
+  return eventually(async () => ((await withdrawal(id)).transactionId as Hex | null) ?? null, 20_000, 'the withdrawal sent');
+}
+
+/** The withdrawal callback about `id`, once delivered. */
+async function callbackFor(id: string) {
+  return eventually(async () => app.receiver.hitsFor('/withdrawals').find((h) => JSON.parse(h.body).withdrawalId === id), 20_000, 'the withdrawal callback');
+}
+
+/** Runs `fn` with blocks mined only by hand (what it sends waits in the pool); automine is back on after. */
+async function withoutAutomine<T>(fn: () => Promise<T>): Promise<T> {
+  await anvil.rpc('evm_setAutomine', [false]);
+  try {
+    return await fn();
+  } finally {
+    await anvil.rpc('evm_setAutomine', [true]);
+  }
+}
+
+/** The signer's pass after each of `n` blocks mined. */
+async function mineAndSettle(n: number) {
+  for (let i = 0; i < n; i++) {
+    await anvil.mine(1);
+    await app.payouts();
+  }
+}
+
 describe('payouts by the signer', () => {
-  test('a withdrawal lands on chain with the recorded hash, and the signed callback carries it', async () => {
+  test('a withdrawal is paid on chain, PROCESSING with its hash until its block is CONFIRMATIONS deep, then COMPLETED with the signed callback', async () => {
     await anvil.setBalance(book.treasuryAddress(), parseEther('5'));
-    await postEntries(app.db.db, [{ businessId: app.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '10000', kind: 'TEST' }], app.clock.now());
     const payee = '0x00000000000000000000000000000000000a11ce';
-    const created = await app.signed('POST', '/v1/withdrawals', {
-      clientWithdrawalId: 'w-live-1', businessId: app.business.businessId, withdrawCurrency: 'ETH', network: 'ETH', address: payee, amount: '0.25',
-    });
-    expect(created.statusCode, created.body).toBe(200);
-    const id = created.json().withdrawalId as string;
-    const hit = await eventually(async () => app.receiver.hitsFor('/withdrawals')[0], 20_000, 'the withdrawal callback');
-    const body = JSON.parse(hit.body);
-    expect(body.status).toBe('COMPLETED');
-    expect(body.transactionId).toMatch(/^0x[0-9a-f]{64}$/);
-    const receipt = await anvil.mined(body.transactionId);
+    const id = await withdraw('w-live-1', 'ETH', payee, '0.25');
+    const hash = await sentHash(id);
+    const receipt = await anvil.mined(hash);
     expect(receipt.status).toBe('success');
-    const tx = await anvil.client.getTransaction({ hash: body.transactionId });
+    // In a block (the first confirmation) and one more: not final yet, and no callback says it is.
+    await mineAndSettle(CONFIRMATIONS - 2);
+    expect(await withdrawal(id)).toMatchObject({ status: 'PROCESSING', transactionId: hash, completedAt: null });
+    expect(app.receiver.hitsFor('/withdrawals')).toEqual([]);
+    await mineAndSettle(1);
+    const hit = await callbackFor(id);
+    const body = JSON.parse(hit.body);
+    expect(body).toMatchObject({ status: 'COMPLETED', transactionId: hash, actualWithdrawAmount: '0.25' });
+    const tx = await anvil.client.getTransaction({ hash });
     expect(tx.to?.toLowerCase()).toBe(payee);
     expect(tx.from.toLowerCase()).toBe(book.treasuryAddress().toLowerCase());
-    expect(verifyCallback(app.business.callbackSecret, headersOf(hit), hit.body, { now: app.clock.now() })).toMatchObject({ transactionId: body.transactionId });
-    const read = await app.signed('GET', `/v1/withdrawals/${id}`);
-    expect(read.json()).toMatchObject({ status: 'COMPLETED', transactionId: body.transactionId, actualWithdrawAmount: '0.25' });
     expect(tx.value).toBe(parseEther('0.25'));
+    expect(verifyCallback(app.business.callbackSecret, headersOf(hit), hit.body, { now: app.clock.now() })).toMatchObject({ transactionId: hash });
+    // Completed at the time of the block that holds it.
+    const block = await anvil.client.getBlock({ blockNumber: receipt.blockNumber });
+    expect(await withdrawal(id)).toMatchObject({ status: 'COMPLETED', transactionId: hash, actualWithdrawAmount: '0.25', completedAt: Number(block.timestamp) });
+    const events = await app.db.sql<{ from_status: string; to_status: string; reason: string }[]>`
+      select from_status, to_status, reason from events where entity_type = 'withdrawal' and entity_id = ${id} order by id`;
+    expect(events.map((e) => `${e.from_status}→${e.to_status}`)).toEqual(['null→PROCESSING', 'PROCESSING→PROCESSING', 'PROCESSING→COMPLETED']);
+  });
+
+  test('a refund is PENDING with its hash once sent, and CONFIRMED at its block\'s time once that block is CONFIRMATIONS deep', async () => {
+    await anvil.setBalance(book.treasuryAddress(), parseEther('5'));
+    const p = await eurPayment('refund-live', '92.00', 'USDT');
+    await sendEth(p.address, '0.02'); // ETH to a USDT payment: refunded in full, less the network fee
+    await mineAndScan(CONFIRMATIONS - 1);
+    const refundOf = async () => (await payment(p.id)).deposits[0].refund;
+    const sent = await eventually(async () => ((await refundOf())?.transactionId ? await refundOf() : null), 20_000, 'the refund sent');
+    expect(sent).toMatchObject({ status: 'PENDING', reason: 'CURRENCY_MISMATCH' });
+    expect(sent.confirmedAt).toBeUndefined();
+    const receipt = await anvil.mined(sent.transactionId as Hex);
+    const tx = await anvil.client.getTransaction({ hash: sent.transactionId as Hex });
+    expect(tx.to?.toLowerCase()).toBe(funder.account!.address.toLowerCase());
+    expect(tx.value).toBe(parseEther(new Dec(sent.amount).sub(sent.fee ?? '0').toFixed()));
+    // The deposit's sweep mines blocks of its own meanwhile: the depth is read around each pass.
+    const depth = async () => Number((await anvil.client.getBlockNumber({ cacheTime: 0 })) - receipt.blockNumber) + 1;
+    for (let status = 'PENDING'; status === 'PENDING'; ) {
+      const before = await depth();
+      await app.payouts();
+      status = (await refundOf()).status;
+      if (status === 'PENDING') expect(before).toBeLessThan(CONFIRMATIONS);
+      else expect(await depth()).toBeGreaterThanOrEqual(CONFIRMATIONS);
+      await anvil.mine(1);
+    }
+    const block = await anvil.client.getBlock({ blockNumber: receipt.blockNumber });
+    expect(await refundOf()).toMatchObject({ status: 'CONFIRMED', transactionId: sent.transactionId, confirmedAt: Number(block.timestamp) });
+  });
+
+  test('a payout whose block is reorganised away before its depth is sent again, the same transaction, and completes once deep enough', async () => {
+    await anvil.setBalance(book.treasuryAddress(), parseEther('5'));
+    const payee = '0x00000000000000000000000000000000000c0ffe';
+    const id = await withdraw('w-live-reorg', 'ETH', payee, '0.2');
+    const hash = await sentHash(id);
+    await anvil.mined(hash);
+    await app.payouts(); // seen in its block
+    // The block holding it is replaced by an empty one, and the node forgets the transaction.
+    await anvil.rpc('anvil_reorg', [1, []]);
+    await anvil.rpc('anvil_dropTransaction', [hash]);
+    expect(await anvil.client.getTransactionReceipt({ hash }).catch(() => null)).toBeNull();
+    await mineAndSettle(CONFIRMATIONS + 1); // the pass finds it gone, then sends the stored bytes again
+    expect((await anvil.mined(hash)).status).toBe('success');
+    await mineAndSettle(CONFIRMATIONS);
+    expect(await withdrawal(id)).toMatchObject({ status: 'COMPLETED', transactionId: hash });
+    // Paid once: the payee holds exactly the amount.
+    expect(await anvil.client.getBalance({ address: payee })).toBe(parseEther('0.2'));
+  });
+
+  test('a token payout the chain runs and reverts fails the withdrawal, and the merchant gets the amount back', async () => {
+    await anvil.setBalance(book.treasuryAddress(), parseEther('5'));
+    await anvil.mined(await funder.writeContract({ account: funder.account!, chain: null, address: usdt, abi: ERC20, functionName: 'mint', args: [book.treasuryAddress(), parseUnits('500', 6)] }));
+    const before = (await app.signed('GET', '/v1/balances')).json();
+    const { id, hash } = await withoutAutomine(async () => {
+      const id = await withdraw('w-live-revert', 'USDT', '0x00000000000000000000000000000000000d00d0', '100');
+      const hash = await sentHash(id);
+      // Before a block takes it, the treasury's USDT is gone (as an issuer freezing it): the transfer reverts.
+      await anvil.rpc('anvil_setStorageAt', [usdt, balanceSlot(book.treasuryAddress()), `0x${'0'.repeat(64)}`]);
+      await anvil.mine(1);
+      return { id, hash };
+    });
+    expect((await anvil.client.getTransactionReceipt({ hash })).status).toBe('reverted');
+    await mineAndSettle(CONFIRMATIONS - 1);
+    expect(JSON.parse((await callbackFor(id)).body)).toMatchObject({ status: 'FAILED', withdrawalId: id });
+    expect(await withdrawal(id)).toMatchObject({ status: 'FAILED', transactionId: hash });
+    // The debit is credited back (the 10000 EUR the helper posted is there too).
+    const after = (await app.signed('GET', '/v1/balances')).json();
+    const eur = (b: { balances: { currency: string; available: string }[] }) => new Dec(b.balances.find((x) => x.currency === 'EUR')!.available);
+    expect(eur(after).sub(eur(before)).toFixed()).toBe('10000');
   });
 });
 
 describe('a payout the market outbids', () => {
   test('is replaced at the market fees by the signer, mined, and the withdrawal then shows the hash on chain (with an event keeping the old one)', async () => {
     await anvil.setBalance(book.treasuryAddress(), parseEther('5'));
-    await postEntries(app.db.db, [{ businessId: app.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '10000', kind: 'TEST' }], app.clock.now());
-    await anvil.rpc('evm_setAutomine', [false]);
-    let id: string;
-    let first: Hex;
-    try {
-      const created = await app.signed('POST', '/v1/withdrawals', {
-        clientWithdrawalId: 'w-live-bump', businessId: app.business.businessId, withdrawCurrency: 'ETH', network: 'ETH',
-        address: '0x00000000000000000000000000000000000b0b00', amount: '0.1',
-      });
-      expect(created.statusCode, created.body).toBe(200);
-      id = created.json().withdrawalId as string;
-      const sent = await eventually(async () => {
-        const r = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
-        return r.status === 'COMPLETED' ? (r.transactionId as Hex) : null;
-      }, 20_000, 'the withdrawal sent');
-      first = sent;
+    const { id, first } = await withoutAutomine(async () => {
+      const id = await withdraw('w-live-bump', 'ETH', '0x00000000000000000000000000000000000b0b00', '0.1');
+      const first = await sentHash(id);
       // Fees jump to four times what it offers before any block takes it.
       const offered = (await anvil.client.getTransaction({ hash: first })).maxFeePerGas!;
       await anvil.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(offered * 4n).toString(16)}`]);
       await anvil.mine(1);
-      await app.deps.background.find((b) => b.name === 'rebroadcast')!.runOnce();
+      await app.payouts();
       await anvil.mine(1);
-    } finally {
-      await anvil.rpc('evm_setAutomine', [true]);
-    }
-    const read = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
+      return { id, first };
+    });
+    await mineAndSettle(CONFIRMATIONS);
+    const read = await withdrawal(id);
     expect(read.status).toBe('COMPLETED');
     expect(read.transactionId).not.toBe(first);
     const receipt = await anvil.mined(read.transactionId as Hex);
@@ -275,8 +379,8 @@ describe('a payout the market outbids', () => {
     expect((await anvil.client.getTransaction({ hash: read.transactionId as Hex })).nonce).toBe(Number(stored!.nonce));
     await expect(anvil.client.getTransactionReceipt({ hash: first })).rejects.toThrow();
     const [event] = await app.db.sql<{ from_status: string; to_status: string; data: { previousTransactionId: string; transactionId: string } }[]>`
-      select from_status, to_status, data from events where entity_type = 'withdrawal' and entity_id = ${id} and from_status = to_status`;
-    expect(event).toMatchObject({ from_status: 'COMPLETED', to_status: 'COMPLETED', data: { previousTransactionId: first, transactionId: read.transactionId } });
+      select from_status, to_status, data from events where entity_type = 'withdrawal' and entity_id = ${id} and data ? 'previousTransactionId'`;
+    expect(event).toMatchObject({ from_status: 'PROCESSING', to_status: 'PROCESSING', data: { previousTransactionId: first, transactionId: read.transactionId } });
   });
 });
 

@@ -25,6 +25,8 @@ export type LiveApp = TestApp & {
   receiver: Receiver;
   /** One pass of the network's scanner, now. */
   scan: (network: string) => Promise<void>;
+  /** One pass of the signer's payouts loop, now: unmined payouts sent again (or replaced), final ones recorded. */
+  payouts: () => Promise<void>;
   mnemonicFile: string;
   /** The environment the app was built from (to build another process's Deps the same way). */
   env: Record<string, string>;
@@ -79,6 +81,9 @@ export async function startLiveApp(env: Record<string, string>, role: ProcessRol
     worker,
     receiver,
     scan,
+    payouts: async () => {
+      await t.deps.background.find((b) => b.name === 'payouts')!.runOnce();
+    },
     mnemonicFile,
     env: fullEnv,
     stop: async () => {

@@ -181,46 +181,66 @@ describe.skipIf(!available)('live mode on a Litecoin regtest node', () => {
     expect(credit!.n).toBe(0);
   });
 
-  test('a withdrawal arrives at the payee with the recorded txid and the signed callback', async () => {
+  /** The txid a withdrawal was sent with, once its job has sent it. */
+  async function sentTxid(id: string): Promise<string> {
+    return eventually(async () => ((await app.signed('GET', `/v1/withdrawals/${id}`)).json().transactionId as string | null) ?? null, 30_000, 'the withdrawal sent');
+  }
+
+  /** The signer's pass after each of `n` blocks mined. */
+  async function mineAndSettle(n: number) {
+    for (let i = 0; i < n; i++) {
+      await node.mine(1);
+      await app.payouts();
+    }
+  }
+
+  test('a withdrawal arrives at the payee with the recorded txid; COMPLETED, with the signed callback, once CONFIRMATIONS deep', async () => {
     const { payee, withdrawalId } = await withdraw('ltc-w-1', '0.05');
+    const txid = await sentTxid(withdrawalId);
+    // The node has it (in its mempool), paying the payee what was asked; PROCESSING until its block is deep enough.
+    expect(await paidTo(txid, payee)).toEqual(['0.05']);
+    await mineAndSettle(CONFIRMATIONS - 1);
+    expect((await app.signed('GET', `/v1/withdrawals/${withdrawalId}`)).json()).toMatchObject({ status: 'PROCESSING', transactionId: txid, completedAt: null });
+    expect(app.receiver.hitsFor('/withdrawals')).toEqual([]);
+    await mineAndSettle(1);
     const hit = await eventually(async () => app.receiver.hitsFor('/withdrawals')[0], 30_000, 'the withdrawal callback');
     const body = JSON.parse(hit.body);
-    expect(body.status).toBe('COMPLETED');
-    expect(body.transactionId).toMatch(/^[0-9a-f]{64}$/);
-    expect(verifyCallback(app.business.callbackSecret, headersOf(hit), hit.body, { now: app.clock.now() })).toMatchObject({ transactionId: body.transactionId });
-    // The node knows the transaction (in its mempool), and it pays the payee what the record says.
-    const read = await app.signed('GET', `/v1/withdrawals/${withdrawalId}`);
-    expect(read.json()).toMatchObject({ status: 'COMPLETED', transactionId: body.transactionId });
-    expect(await paidTo(body.transactionId, payee)).toEqual([new Dec(read.json().actualWithdrawAmount).toFixed()]);
-    await node.mine(1);
-    expect((await node.rpc.call<{ confirmations?: number }>('getrawtransaction', [body.transactionId, true])).confirmations).toBe(1);
+    expect(body).toMatchObject({ status: 'COMPLETED', transactionId: txid, actualWithdrawAmount: '0.05' });
+    expect(verifyCallback(app.business.callbackSecret, headersOf(hit), hit.body, { now: app.clock.now() })).toMatchObject({ transactionId: txid });
+    const read = (await app.signed('GET', `/v1/withdrawals/${withdrawalId}`)).json();
+    expect(read).toMatchObject({ status: 'COMPLETED', transactionId: txid });
+    const tx = await node.rpc.call<{ confirmations: number; blocktime: number }>('getrawtransaction', [txid, true]);
+    expect(tx.confirmations).toBe(CONFIRMATIONS);
+    expect(read.completedAt).toBe(tx.blocktime);
   });
 
   test('a withdrawal the market outbids is replaced by the signer, and then shows the hash on chain (with an event keeping the old one)', async () => {
     const { payee, withdrawalId: id } = await withdraw('ltc-w-bump', '0.04');
-    const first = await eventually(async () => {
-      const r = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
-      return r.status === 'COMPLETED' ? (r.transactionId as string) : null;
-    }, 30_000, 'the withdrawal sent');
+    const first = await sentTxid(id);
     // Unmined, and the market rose: the signer (here with the operator's new fee rate) replaces it at once.
     const signer = await buildLiveDeps(app.deps.config, app.db, parseMasterKey(TEST_MASTER_KEY), 'signer', {
       now: app.clock.now,
       env: { ...app.env, KASSA_LTC_FALLBACK_FEE_RATE: '8', KASSA_LTC_FEE_BUMP_AFTER_S: '0' },
       startAttempts: 1,
     });
-    await signer.background.find((t) => t.name === 'rebroadcast')!.runOnce();
-    const read = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
-    expect(read.status).toBe('COMPLETED');
-    expect(read.transactionId).not.toBe(first);
+    const signerPass = () => signer.background.find((t) => t.name === 'payouts')!.runOnce();
+    await signerPass();
+    const replaced = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
+    expect(replaced).toMatchObject({ status: 'PROCESSING' });
+    expect(replaced.transactionId).not.toBe(first);
     const mempool = await node.rpc.call<string[]>('getrawmempool');
-    expect(mempool).toContain(read.transactionId);
+    expect(mempool).toContain(replaced.transactionId);
     expect(mempool).not.toContain(first);
-    await node.mine(1);
-    expect((await node.rpc.call<{ confirmations?: number }>('getrawtransaction', [read.transactionId, true])).confirmations).toBe(1);
+    for (let i = 0; i < CONFIRMATIONS; i++) {
+      await node.mine(1);
+      await signerPass();
+    }
+    const read = (await app.signed('GET', `/v1/withdrawals/${id}`)).json();
+    expect(read).toMatchObject({ status: 'COMPLETED', transactionId: replaced.transactionId });
     expect(await paidTo(read.transactionId, payee)).toEqual([new Dec(read.actualWithdrawAmount).toFixed()]);
-    const [event] = await app.db.sql<{ data: { previousTransactionId: string; transactionId: string } }[]>`
-      select data from events where entity_type = 'withdrawal' and entity_id = ${id} and from_status = 'COMPLETED' and to_status = 'COMPLETED'`;
-    expect(event!.data).toMatchObject({ previousTransactionId: first, transactionId: read.transactionId });
+    const [event] = await app.db.sql<{ from_status: string; data: { previousTransactionId: string; transactionId: string } }[]>`
+      select from_status, data from events where entity_type = 'withdrawal' and entity_id = ${id} and data ? 'previousTransactionId'`;
+    expect(event).toMatchObject({ from_status: 'PROCESSING', data: { previousTransactionId: first, transactionId: read.transactionId } });
   });
 
   test('/ready shows the network, and fails when the node stops', async () => {

@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordReplacedPayout } from '../../../server/modules/deposits/index.js';
 import { broadcastRefund } from '../../../server/modules/deposits/refund-broadcast.job.js';
-import { settleSandboxTx } from '../../../server/adapters/chain/sandbox-faucet.js';
 import { CHANNEL } from '../../../server/modules/payments/live-updates.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
 import { eventually } from '../../helpers/worker.js';
+import { mismatchRefund } from './refund-fixture.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -23,18 +23,8 @@ const NEW_HASH = `0x${'ab'.repeat(32)}`;
 
 describe('recordReplacedPayout', () => {
   it("a refund's transaction replaced: the payment shows the new hash; an event keeps the old; the same report again changes nothing", async () => {
-    const created = await t.signed('POST', '/v1/payments', {
-      clientPaymentId: 'replaced-1', businessId: t.business.businessId, locale: 'en', depositCurrency: 'USDT', depositAmount: '100', network: 'ETH',
-    });
-    expect(created.statusCode, created.body).toBe(200);
-    const paymentId = created.json().paymentInfo.paymentId as string;
-    // ETH to a USDT payment: refunded in full once the deposit confirms
-    const sim = await t.signed('POST', `/v1/test-helpers/payments/${paymentId}/deposits`, { depositCurrency: 'ETH', network: 'ETH', amount: '0.01' });
-    expect(sim.statusCode, sim.body).toBe(200);
-    // the sandbox chain's block: the deposit confirms, so its refund may be sent
-    const [tx] = await t.db.sql<{ id: string }[]>`select id from sandbox_transactions where tx_hash = ${sim.json().transactionId as string}`;
-    await settleSandboxTx(t.deps, tx!.id);
-    const [refund] = await t.db.sql<{ id: string }[]>`select r.id from refunds r join deposits d on d.id = r.deposit_id where d.payment_id = ${paymentId}`;
+    const { paymentId, refundId } = await mismatchRefund(t, 'replaced-1');
+    const refund = { id: refundId };
     expect(await broadcastRefund(t.deps, t.deps.chains, refund!.id)).toBe('CONFIRMED');
     const before = (await t.signed('GET', `/v1/payments/${paymentId}`)).json().deposits[0].refund.transactionId as string;
     expect(before).toMatch(/^0x[0-9a-f]{64}$/);

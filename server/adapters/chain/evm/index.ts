@@ -14,5 +14,6 @@ export {
   type HeldResult,
   type PayoutRequest,
   type PayoutResult,
+  type PayoutSettlement,
   type TokenContract,
 } from './types.js';

@@ -29,7 +29,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { accountKeyFromMnemonic, addressBook, childPrivateKey, type EvmAddressBook } from './keys.js';
 import { readMnemonicFile } from '../mnemonic-file.js';
 import { bumpedFees, checkFunds, gasTopUp, maxGasCost, nativeSweepValue, sweepFees, toBaseUnits, type Fees } from './signer.rules.js';
-import { NATIVE_CURRENCY, type EvmNetwork, type HeldResult, type PayoutRequest, type PayoutResult, type TokenContract } from './types.js';
+import { NATIVE_CURRENCY, type EvmNetwork, type HeldResult, type PayoutRequest, type PayoutResult, type PayoutSettlement, type TokenContract } from './types.js';
 
 type Sql = postgres.Sql;
 
@@ -243,6 +243,42 @@ export class EvmSigner {
        where t.network = ${this.network} and t.kind = 'PAYOUT' and t.tx_hash is not null
          and t.updated_at > now() - make_interval(days => ${withinDays})
          and (select count(*) from evm_transaction_attempts a where a.transaction_id = t.id) > 1`;
+  }
+
+  /**
+   * Where a payout stands for its withdrawal or refund: FINAL once its block is `confirmations`
+   * deep on the node's best chain (as deposits are counted: the block holding it is the first),
+   * with whether it succeeded (a token transfer can revert: mined, its gas spent, nothing moved);
+   * PENDING before, and while HELD. A MINED row whose block left the best chain (no receipt now,
+   * or one in another block) is put back to SENT: `tendPending` sends its bytes again, and since
+   * no later nonce of this sender can be mined before it, nothing else is reordered.
+   */
+  async settlement(id: string, confirmations: number): Promise<PayoutSettlement> {
+    let row = await this.row(id);
+    if (!row) throw new Error(`no transaction ${id}`);
+    if (row.status === 'SIGNED' || row.status === 'SENT') await this.refresh(id);
+    row = (await this.row(id))!;
+    if (row.status !== 'MINED') return { state: 'PENDING' };
+    const [receipt, tip] = await Promise.all([
+      this.client.getTransactionReceipt({ hash: row.tx_hash! }).catch(() => null),
+      this.client.getBlockNumber({ cacheTime: 0 }),
+    ]);
+    if (!receipt) {
+      await this.sql`
+        update evm_transactions set status = 'SENT', block_number = null, success = null, fee_paid = null, updated_at = now()
+         where id = ${id} and status = 'MINED' and tx_hash = ${row.tx_hash}`;
+      return { state: 'PENDING' };
+    }
+    if (String(receipt.blockNumber) !== row.block_number) {
+      // Reorganised into another block: same transaction, its depth counted from there.
+      await this.sql`
+        update evm_transactions set block_number = ${String(receipt.blockNumber)}, success = ${receipt.status === 'success'},
+               fee_paid = ${String(receipt.gasUsed * receipt.effectiveGasPrice)}, updated_at = now()
+         where id = ${id} and status = 'MINED'`;
+    }
+    if (tip - receipt.blockNumber + 1n < BigInt(confirmations)) return { state: 'PENDING' };
+    const block = await this.client.getBlock({ blockNumber: receipt.blockNumber });
+    return { state: 'FINAL', txHash: row.tx_hash!, success: receipt.status === 'success', at: new Date(Number(block.timestamp) * 1000) };
   }
 
   /** Mined yet? Looks at every signed version (a replacement may be the one mined) and records the one found. */

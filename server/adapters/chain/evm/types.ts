@@ -59,3 +59,8 @@ export type HeldResult = {
   needed: bigint;
   available: bigint;
 };
+
+/** A payout as its withdrawal or refund sees it: still on its way, or final at the depth asked for. */
+export type PayoutSettlement =
+  | { state: 'PENDING' }
+  | { state: 'FINAL'; txHash: `0x${string}`; success: boolean; at: Date };

@@ -124,6 +124,7 @@ export async function openEvmChain(
       if (signer) await signer.tendPending(config.feeBumpAfterS * 1000);
     },
     replacedPayouts: async () => (signer ? signer.replacedPayouts() : []),
+    settlement: (id) => needSigner().settlement(id, config.confirmations),
     async close() {},
   };
 }

@@ -7,8 +7,8 @@
 import type { Network } from '../../../modules/money/index.js';
 import type { AddressValidation, ChainHealth, DepositAddress, PaymentUriInput } from '../../../modules/networks/index.js';
 
-export type { ChainHealth };
-import type { ChainPort, DepositReport, SweepOutcome, SweepRequest } from '../../../modules/networks/ports.js';
+export type { ChainHealth, PayoutSettlement };
+import type { ChainPort, DepositReport, PayoutSettlement, SweepOutcome, SweepRequest } from '../../../modules/networks/ports.js';
 
 
 /** A payout the treasury cannot fund yet: it stays waiting (PROCESSING / PENDING) and is retried. */
@@ -40,6 +40,11 @@ export type LiveChain = {
   rebroadcast(): Promise<void>;
   /** Signer role: payouts replaced on chain (a fee bump), with the hash each stands for now. */
   replacedPayouts(): Promise<ReplacedTransaction[]>;
+  /**
+   * Signer role: payout `id` (a broadcast id) final, once its block is the network's confirmations
+   * deep on the best chain, or still PENDING (a version reorganised away is sent again).
+   */
+  settlement(id: string): Promise<PayoutSettlement>;
   close(): Promise<void>;
 };
 

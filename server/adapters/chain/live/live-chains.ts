@@ -13,7 +13,7 @@ import type { ChainPorts } from '../../../modules/networks/ports.js';
 import { signerAccountKey } from '../evm/index.js';
 import { UtxoSigner } from '../utxo/index.js';
 import { openEvmChain } from './evm-chain.js';
-import type { ChainHealth, LiveChain, LiveSink, ReplacedTransaction } from './live-chain.js';
+import type { ChainHealth, LiveChain, LiveSink, PayoutSettlement, ReplacedTransaction } from './live-chain.js';
 import { LiveChainConfigError, type LiveChainConfig } from './live-config.js';
 import { openUtxoChain } from './utxo-chain.js';
 
@@ -91,6 +91,10 @@ export async function openLiveChains(
     onError: (network: Network, error: unknown) => void;
     /** A payout's transaction replaced on chain (a fee bump): its record should show the new hash. */
     onReplaced?: (network: Network, replaced: ReplacedTransaction) => Promise<void>;
+    /** The payouts sent on `network` whose records wait for their outcome (broadcast ids). */
+    unsettledPayouts?: (network: Network) => Promise<string[]>;
+    /** A payout final on chain: its record should end (completed, or failed when the chain ran it and it failed). */
+    onSettled?: (network: Network, id: string, settled: Extract<PayoutSettlement, { state: 'FINAL' }>) => Promise<void>;
     /** Start-up attempts per node (default 5, 2 s apart). */
     startAttempts?: number;
   },
@@ -163,7 +167,7 @@ export async function openLiveChains(
   if (signs) {
     background.push(
       loop(
-        'rebroadcast',
+        'payouts',
         60_000,
         () =>
           Promise.all(
@@ -172,6 +176,12 @@ export async function openLiveChains(
               // From the stored rows, every pass: a record missed once (a crash, a failed write) is caught up.
               const replaced = await c.replacedPayouts().catch((e) => (options.onError(c.network, e), []));
               for (const r of replaced) await options.onReplaced?.(c.network, r).catch((e) => options.onError(c.network, e));
+              // Then the outcomes: a payout ends once its block is deep enough, never at its broadcast.
+              const unsettled = await (options.unsettledPayouts?.(c.network) ?? Promise.resolve([])).catch((e) => (options.onError(c.network, e), []));
+              for (const id of unsettled) {
+                const settled = await c.settlement(id).catch((e) => (options.onError(c.network, e), null));
+                if (settled?.state === 'FINAL') await options.onSettled?.(c.network, id, settled).catch((e) => options.onError(c.network, e));
+              }
             }),
           ),
         () => {},

@@ -64,6 +64,7 @@ export async function openUtxoChain(
       await engine.tendPending(config.feeBumpAfterS * 1000);
     },
     replacedPayouts: () => engine.replacedPayouts(),
+    settlement: (id) => engine.settlement(id),
     async close() {},
   };
 }

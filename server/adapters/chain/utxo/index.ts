@@ -12,7 +12,7 @@ import { UtxoWallet } from './wallet.js';
 import { countCreditedOffChain, creditedThenReorged, readCursor, RECENT_PAYOUT_DAYS, replacedPayouts, type Sql } from './store.js';
 import { scriptForAddress } from './keys.js';
 import type { PayoutSigner } from './signer.js';
-import type { DepositSink, PayoutRequest, PayoutResult } from './types.js';
+import type { DepositSink, PayoutRequest, PayoutResult, PayoutSettlement } from './types.js';
 
 export type UtxoEngineConfig = {
   network: UtxoNetwork;
@@ -56,6 +56,8 @@ export type UtxoEngine = {
   tendPending(bumpAfterMs: number): Promise<number>;
   /** Payouts replaced at least once, with the hash each now stands for (the one mined, or the latest sent). */
   replacedPayouts(): Promise<{ id: string; txHash: string }[]>;
+  /** Signer role: whether payout `id` is final (`confirmations` deep on the best chain) or still on its way. */
+  settlement(id: string): Promise<PayoutSettlement>;
   /** For `/ready` and `/metrics`: the scanner's height, its lag behind the node, reorgs seen. */
   health(): Promise<{
     ok: boolean;
@@ -113,6 +115,7 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
     rebroadcast: (id) => (wallet ? wallet.rebroadcast(id) : noSigner()),
     tendPending: (bumpAfterMs) => (wallet ? wallet.tendPending(bumpAfterMs) : Promise.resolve(0)),
     replacedPayouts: () => replacedPayouts(config.sql, config.network, RECENT_PAYOUT_DAYS),
+    settlement: (id) => (wallet ? wallet.settlement(id, confirmations) : noSigner()),
     health: async () => {
       const cursor = await readCursor(config.sql, config.network);
       const base = {
@@ -138,4 +141,4 @@ export { NETWORK_PARAMS, UTXO_NETWORKS, resolveParams, type UtxoNetwork } from '
 export { UtxoSigner, SignerConfigError, type PayoutSigner } from './signer.js';
 export { PayoutBroadcastError, PayoutConflictError } from './wallet.js';
 export { InsufficientFundsError } from './wallet.rules.js';
-export type { UtxoDepositReport, DepositSink, PayoutRequest, PayoutResult, ChainState } from './types.js';
+export type { UtxoDepositReport, DepositSink, PayoutRequest, PayoutResult, PayoutSettlement, ChainState } from './types.js';

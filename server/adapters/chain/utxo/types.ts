@@ -22,3 +22,6 @@ export type DepositSink = (report: UtxoDepositReport) => Promise<unknown>;
 export type PayoutRequest = Omit<Broadcast, 'network' | 'destinationTag'> & { network: UtxoNetwork };
 
 export type PayoutResult = { txHash: string };
+
+/** A payout as its withdrawal or refund sees it: still on its way, or final at the depth asked for. */
+export type PayoutSettlement = { state: 'PENDING' } | { state: 'FINAL'; txHash: string; success: boolean; at: Date };

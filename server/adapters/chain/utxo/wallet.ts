@@ -13,7 +13,7 @@ import * as store from './store.js';
 import { chooseFeeRate, feeFor, isSpendable, kvbToSatPerVb, outputSize, payoutVsize, replacementFee, satPerVbToKvb, selectCoins, SIZES, type FeeEstimate } from './wallet.rules.js';
 import type { ResolvedParams } from './params.js';
 import type { PayoutSigner, UnsignedInput } from './signer.js';
-import type { PayoutRequest, PayoutResult } from './types.js';
+import type { PayoutRequest, PayoutResult, PayoutSettlement } from './types.js';
 
 export type WalletOptions = {
   rpc: RpcClient;
@@ -160,13 +160,39 @@ export class UtxoWallet {
   }
 
   private async minedOnBestChain(txid: string): Promise<boolean> {
+    return (await this.blockOf(txid)) !== null;
+  }
+
+  /** The best-chain block holding `txid`: its depth (the block itself is 1) and time; null when none does. */
+  private async blockOf(txid: string): Promise<{ confirmations: number; time: number } | null> {
     try {
       const tx = await this.o.rpc.call<{ blockhash?: string }>('getrawtransaction', [txid, true]);
-      if (!tx.blockhash) return false;
-      return (await this.o.rpc.call<{ confirmations: number }>('getblockheader', [tx.blockhash])).confirmations > 0;
+      if (!tx.blockhash) return null;
+      const header = await this.o.rpc.call<{ confirmations: number; time: number }>('getblockheader', [tx.blockhash]);
+      return header.confirmations > 0 ? header : null;
     } catch {
-      return false;
+      return null;
     }
+  }
+
+  /**
+   * Where a payout stands for its withdrawal or refund: FINAL once a version of it is
+   * `confirmations` deep on the node's best chain (that version becomes the one in force), PENDING
+   * before. A mined UTXO transaction cannot fail; a version reorganised away is unmined again, and
+   * `tendPending` sends it again (it re-checks the last 7 days' payouts).
+   */
+  async settlement(id: string, confirmations: number): Promise<PayoutSettlement> {
+    const payout = await store.findPayout(this.o.sql, this.network, id);
+    if (!payout) throw new PayoutConflictError(`no payout ${id}`);
+    const attempts = (await store.payoutAttempts(this.o.sql, this.network, id)).map((a) => a.txid);
+    for (const txid of new Set([payout.txid, ...attempts])) {
+      const block = await this.blockOf(txid);
+      if (!block) continue;
+      if (block.confirmations < confirmations) return { state: 'PENDING' };
+      if (txid !== payout.txid) await store.movePayoutTo(this.o.sql, this.network, id, payout.txid, txid);
+      return { state: 'FINAL', txHash: txid, success: true, at: new Date(block.time * 1000) };
+    }
+    return { state: 'PENDING' };
   }
 
   /**
