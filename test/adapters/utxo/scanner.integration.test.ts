@@ -145,6 +145,45 @@ describe.skipIf(!available)('UTXO scanner on a Litecoin regtest node', () => {
     expect(recorder.of(txid, out.outputIndex).filter((r) => r.state === 'DROPPED')).toHaveLength(1);
   });
 
+  it('counts confirmations from the tip the node has when its chain gets shorter during a pass, never the tip it had', async () => {
+    // A node whose best chain loses its top block right after it answered getblockcount (a reorganisation
+    // to a shorter chain with more work, or an operator's invalidateblock): the pass must not credit from the old tip.
+    let shortenAfterCount = false;
+    const rpc = new Proxy(node.rpc, {
+      get(target, prop, receiver) {
+        if (prop !== 'call') return Reflect.get(target, prop, receiver);
+        return async (method: string, params?: unknown[]) => {
+          const result = await target.call(method, params);
+          if (method === 'getblockcount' && shortenAfterCount) {
+            shortenAfterCount = false;
+            await target.call('invalidateblock', [await target.call<string>('getblockhash', [result])]);
+          }
+          return result;
+        };
+      },
+    });
+    const s = new UtxoScanner({ rpc, sql: db.sql, keys, params, confirmations: 6, sink: recorder.sink, gap: 5 });
+    await s.scan();
+    const address = keys.depositAddress(1).address;
+    const txid = await node.pay(address, '0.5');
+    await node.mine(5);
+    await s.scan();
+    const outputIndex = recorder.reports.find((r) => r.txHash === txid)!.outputIndex;
+    const last = () => recorder.of(txid, outputIndex).at(-1);
+    expect(last()).toMatchObject({ state: 'SEEN', confirmations: 5 });
+    const [sixth] = await node.mine(1);
+    shortenAfterCount = true;
+    await s.scan();
+    expect(shortenAfterCount).toBe(false);
+    // The block that made it 6 is gone: still 5 deep, not credited.
+    expect(await node.rpc.call<number>('getbestblockhash')).not.toBe(sixth);
+    expect(last()).toMatchObject({ state: 'SEEN', confirmations: 5 });
+    expect(recorder.confirmedCount(txid, outputIndex)).toBe(0);
+    await node.rpc.call('reconsiderblock', [sixth]);
+    await s.scan();
+    expect(last()).toMatchObject({ state: 'CONFIRMED', confirmations: 6 });
+  });
+
   it('serialises concurrent passes (several workers): each deposit reported once', async () => {
     const txid = await node.pay(keys.depositAddress(4 + 1).address, '0.01');
     await node.mine(6);

@@ -138,7 +138,11 @@ export class UtxoScanner {
           if (e instanceof RpcError) return null; // the chain got shorter under us
           throw e;
         });
-        if (!hash) break;
+        if (!hash) {
+          // Read the tip again: confirmations counted from the one read before would credit too early.
+          restart = true;
+          break;
+        }
         const block: NodeBlock = await this.o.rpc.call<NodeBlock>('getblock', [hash, 2]);
         if (block.previousblockhash !== cursor.hash) {
           restart = true; // the chain changed between the walk-back and now
