@@ -100,6 +100,9 @@ describe('business:list and business:update', { timeout: 120_000 }, () => {
     const fee = await kassa('business:update', '--business', b.businessId, '--service-fee-percent', '101');
     expect(fee.code).toBe(2);
     expect(fee.stderr).toMatch(/^--service-fee-percent: /);
+    const inverted = await kassa('business:update', '--business', b.businessId, '--review-threshold', '9.5');
+    expect(inverted.code).toBe(1);
+    expect(inverted.stderr).toMatch(/^RISK_THRESHOLDS_INVERTED: The review threshold \(9.5\) is above the block threshold \(8\)/);
     const nothing = await kassa('business:update', '--business', b.businessId);
     expect(nothing.code).toBe(2);
     expect(nothing.stderr).toContain('at least one setting');
@@ -246,7 +249,7 @@ describe('withdrawal:approve|reject, balances, deliveries', { timeout: 180_000 }
     expect(await attemptDelivery(t.deps, deliveries[0]!.id)).toBe('DELIVERED');
     expect(await ok('deliveries:redeliver', '--delivery', deliveries[0]!.id)).toEqual({ deliveryId: deliveries[0]!.id, status: 'PENDING' });
     expect(await attemptDelivery(t.deps, deliveries[0]!.id)).toBe('DELIVERED');
-    const log = (await ok('deliveries:list', '--business', b.businessId, '--status', 'DELIVERED')).deliveries as { attemptLog: { statusCode: number }[] }[];
+    const log = (await ok('deliveries:list', '--business', b.businessId, '--status', 'delivered')).deliveries as { attemptLog: { statusCode: number }[] }[];
     expect(log[0]!.attemptLog.map((a) => a.statusCode)).toEqual([200, 200]);
     expect(receiver.hitsFor('/payouts')).toHaveLength(2);
   });

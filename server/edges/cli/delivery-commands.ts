@@ -5,8 +5,9 @@ import { command, optionalUuid, requireUuid, UsageError, type Command } from './
 const STATUSES = ['PENDING', 'DELIVERED', 'EXPIRED'];
 
 const list = command('deliveries:list [--business <id>] [--status PENDING|DELIVERED|EXPIRED] [--limit 50]', 'callback deliveries, newest first, with every attempt (time, status code, latency, error)', async (ctx, values) => {
-  const status = values.status as string | undefined;
-  if (status && !STATUSES.includes(status)) throw new UsageError('--status must be PENDING, DELIVERED or EXPIRED.');
+  // Any case, as the other enumerated flags take it (--approval-policy two).
+  const status = (values.status as string | undefined)?.toUpperCase();
+  if (status !== undefined && !STATUSES.includes(status)) throw new UsageError('--status must be PENDING, DELIVERED or EXPIRED.');
   const limitText = (values.limit as string | undefined) ?? '50';
   if (!/^[0-9]{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 500) throw new UsageError('--limit must be 1 to 500.');
   const deliveries = await listDeliveries(ctx.db, { businessId: optionalUuid(values, 'business'), status, limit: Number(limitText) });

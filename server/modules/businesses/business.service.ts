@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../../db/client.js';
 import { apiKeys, businesses, operators, previousCallbackSecrets } from '../../../db/schema.js';
 import { notFound, unprocessable } from '../../platform/errors.js';
-import { SCOPES, type Scope } from '../money/index.js';
+import { Dec, SCOPES, type Scope } from '../money/index.js';
 import { encryptSecret, randomToken, sha256Hex, type MasterKey } from '../../platform/secrets.js';
 
 export type Business = typeof businesses.$inferSelect;
@@ -63,14 +63,29 @@ export async function getBusiness(db: Queryable, businessId: string): Promise<Bu
   return row;
 }
 
+/**
+ * Change a business's settings. The risk thresholds are checked as they will stand (a change may give
+ * one of them): a review threshold above the block threshold would turn review off without a word,
+ * every score reaching it being blocked first; equal, review is off on purpose.
+ */
 export async function updateBusiness(db: Db, businessId: string, settings: BusinessSettings): Promise<Business> {
-  const [row] = await db
-    .update(businesses)
-    .set({ ...settings, updatedAt: new Date() })
-    .where(eq(businesses.id, businessId))
-    .returning();
-  if (!row) throw notFound(`Business ${businessId} not found.`);
-  return row;
+  return db.transaction(async (tx) => {
+    const [current] = await tx.select().from(businesses).where(eq(businesses.id, businessId)).for('update');
+    if (!current) throw notFound(`Business ${businessId} not found.`);
+    const review = settings.riskReviewThreshold ?? current.riskReviewThreshold;
+    const block = settings.riskBlockThreshold ?? current.riskBlockThreshold;
+    if (new Dec(review).gt(block)) {
+      throw unprocessable('RISK_THRESHOLDS_INVERTED', `The review threshold (${review}) is above the block threshold (${block}): no deposit would ever be reviewed. Set review at or below block.`, [
+        { field: 'riskReviewThreshold', message: `must be at most the block threshold (${block})` },
+      ]);
+    }
+    const [row] = await tx
+      .update(businesses)
+      .set({ ...settings, updatedAt: new Date() })
+      .where(eq(businesses.id, businessId))
+      .returning();
+    return row!;
+  });
 }
 
 /**

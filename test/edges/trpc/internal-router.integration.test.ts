@@ -198,6 +198,24 @@ describe('businesses.update', () => {
     expect(after).toEqual(before);
   });
 
+  it('refuses a review threshold above the block threshold, as they would stand after the change: 422 RISK_THRESHOLDS_INVERTED, nothing changes', async () => {
+    const a = client(admin.token);
+    const before = await a.businesses.get.query({ businessId: t.business.businessId });
+    // Each alone against the stored other (review 5, block 8 unless changed), and both at once.
+    for (const change of [{ riskReviewThreshold: '9' }, { riskBlockThreshold: '4.9' }, { riskReviewThreshold: '7', riskBlockThreshold: '6' }]) {
+      const e = await trpcError(a.businesses.update.mutate({ businessId: t.business.businessId, ...change }));
+      expect([e.code, e.httpStatus]).toEqual(['UNPROCESSABLE_CONTENT', 422]);
+      expect(e.message).toMatch(/review threshold .* is above the block threshold/);
+    }
+    expect(await a.businesses.get.query({ businessId: t.business.businessId })).toEqual(before);
+    // Equal turns review off on purpose; moving both in one change is judged as it will stand.
+    const equal = await a.businesses.update.mutate({ businessId: t.business.businessId, riskReviewThreshold: before.riskBlockThreshold });
+    expect(equal.riskReviewThreshold).toBe(before.riskBlockThreshold);
+    const both = await a.businesses.update.mutate({ businessId: t.business.businessId, riskReviewThreshold: '9.5', riskBlockThreshold: '9.8' });
+    expect(both).toMatchObject({ riskReviewThreshold: '9.5', riskBlockThreshold: '9.8' });
+    await a.businesses.update.mutate({ businessId: t.business.businessId, riskReviewThreshold: before.riskReviewThreshold, riskBlockThreshold: before.riskBlockThreshold });
+  });
+
   it('businesses.create (admin): a business and a key with every scope, its secrets shown once, that the REST API takes', async () => {
     expect((await trpcError(client(viewer.token).businesses.create.mutate({ name: 'Nope' }))).code).toBe('FORBIDDEN');
     const created = await client(admin.token).businesses.create.mutate({ name: 'Made over tRPC', paymentCallbackUrl: 'https://shop.example/kassa' });
