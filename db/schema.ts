@@ -269,8 +269,8 @@ export const refunds = pgTable('refunds', {
   confirmedAt: instant('confirmed_at'),
   createdAt: createdAt(),
 }, (t) => [
-  // Live refunds sent and not final yet: what the signer asks the chain about every minute.
-  index('refunds_unsettled').on(t.network).where(sql`status = 'PENDING' and transaction_id is not null`),
+  // Live refunds claimed for sending and not final yet: what the signer asks the chain about every minute.
+  index('refunds_unsettled').on(t.network).where(sql`status = 'PENDING' and sending_since is not null`),
 ]);
 
 /**
@@ -362,8 +362,8 @@ export const withdrawals = pgTable(
   (t) => [
     uniqueIndex('withdrawals_business_client_id').on(t.businessId, t.clientWithdrawalId),
     index('withdrawals_business_created').on(t.businessId, t.createdAt.desc(), t.id.desc()),
-    // Live payouts sent and not final yet: what the signer asks the chain about every minute.
-    index('withdrawals_unsettled').on(t.network).where(sql`status = 'PROCESSING' and transaction_id is not null`),
+    // Withdrawals not final yet: in live mode, what the signer asks the chain about every minute.
+    index('withdrawals_unsettled').on(t.network).where(sql`status = 'PROCESSING'`),
   ],
 );
 

@@ -1,2 +1,2 @@
-CREATE INDEX "refunds_unsettled" ON "refunds" USING btree ("network") WHERE status = 'PENDING' and transaction_id is not null;--> statement-breakpoint
-CREATE INDEX "withdrawals_unsettled" ON "withdrawals" USING btree ("network") WHERE status = 'PROCESSING' and transaction_id is not null;
+CREATE INDEX "refunds_unsettled" ON "refunds" USING btree ("network") WHERE status = 'PENDING' and sending_since is not null;--> statement-breakpoint
+CREATE INDEX "withdrawals_unsettled" ON "withdrawals" USING btree ("network") WHERE status = 'PROCESSING';

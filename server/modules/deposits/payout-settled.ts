@@ -19,17 +19,23 @@ import type { DepositsDeps } from './ports.js';
 /** A sent payout, final on chain: its hash, whether it succeeded, its block's time. */
 export type SettledPayout = { txHash: string; success: boolean; at: Date };
 
-/** The broadcast ids (as the payout jobs name them) of the payouts sent on `network` and not final yet. */
+/**
+ * The broadcast ids (as the payout jobs name them) of the payouts on `network` that may be on chain
+ * and are not final: every PROCESSING withdrawal and every refund its job claimed, whether or not its
+ * job got to record the hash (a job that keeps failing while the signer's pass sends the stored
+ * transaction must not leave a payout made on chain PROCESSING for ever). The chain answers PENDING
+ * for one it has nothing signed for.
+ */
 export async function unsettledPayouts(db: Database['db'], network: string): Promise<string[]> {
   const [sentWithdrawals, sentRefunds] = await Promise.all([
     db
       .select({ id: withdrawals.id })
       .from(withdrawals)
-      .where(and(eq(withdrawals.network, network), eq(withdrawals.status, 'PROCESSING'), isNotNull(withdrawals.transactionId))),
+      .where(and(eq(withdrawals.network, network), eq(withdrawals.status, 'PROCESSING'))),
     db
       .select({ id: refunds.id })
       .from(refunds)
-      .where(and(eq(refunds.network, network), eq(refunds.status, 'PENDING'), isNotNull(refunds.transactionId))),
+      .where(and(eq(refunds.network, network), eq(refunds.status, 'PENDING'), isNotNull(refunds.sendingSince))),
   ]);
   return [...sentWithdrawals.map((w) => `withdrawal:${w.id}`), ...sentRefunds.map((r) => `refund:${r.id}`)];
 }
@@ -48,9 +54,9 @@ export async function recordSettledPayout(
   if (kind !== 'refund') return 'NOT_A_PAYOUT';
   return deps.database.db.transaction(async (tx) => {
     const [refund] = await tx.select().from(refunds).where(eq(refunds.id, id)).for('update');
-    if (!refund || refund.status !== 'PENDING' || refund.transactionId === null) return 'UNCHANGED';
+    if (!refund || refund.status !== 'PENDING' || refund.sendingSince === null) return 'UNCHANGED';
     if (settled.success) {
-      await transitionRefund(tx, refund, 'CONFIRMED', 'confirmed on chain', settled.at, { transactionId: settled.txHash, confirmedAt: settled.at });
+      await transitionRefund(tx, refund, 'CONFIRMED', 'confirmed on chain', deps.now(), { transactionId: settled.txHash, confirmedAt: settled.at });
     } else {
       await transitionRefund(tx, refund, 'NON_REFUNDABLE', `its transaction ${settled.txHash} failed on chain: the funds stay in the treasury`, deps.now(), {
         transactionId: settled.txHash,

@@ -220,7 +220,9 @@ async function finalize(
     await tx.update(withdrawals).set({ actuals, transactionId: result.txHash, completedAt: result.confirmedAt ?? at }).where(eq(withdrawals.id, w.id));
     Object.assign(w, { actuals, transactionId: result.txHash });
   } else {
-    await tx.update(withdrawals).set({ completedAt: at }).where(eq(withdrawals.id, w.id));
+    // A payout that failed on chain keeps its hash (the one on chain) for the record.
+    await tx.update(withdrawals).set({ completedAt: at, ...(result ? { transactionId: result.txHash } : {}) }).where(eq(withdrawals.id, w.id));
+    if (result) w.transactionId = result.txHash;
   }
   if (REFUNDING_OUTCOMES.includes(outcome)) {
     await postEntries(
@@ -292,7 +294,7 @@ export async function recordSent(deps: Deps, withdrawalId: string, txHash: strin
 /**
  * A sent payout is final on chain: COMPLETED at its block's time, or FAILED (balance credited
  * back) when the chain ran it and it failed (a token transfer that reverted: nothing reached the
- * address). Only a withdrawal sent and still PROCESSING moves: the status it moved to, or null.
+ * address). Only a withdrawal still PROCESSING moves: the status it moved to, or null.
  */
 export async function recordSettlement(
   deps: Deps,
@@ -301,11 +303,13 @@ export async function recordSettlement(
 ): Promise<'COMPLETED' | 'FAILED' | null> {
   return deps.database.db.transaction(async (tx) => {
     const w = await lockWithdrawal(tx, withdrawalId);
-    if (w.status !== 'PROCESSING' || w.transactionId === null) return null;
+    if (w.status !== 'PROCESSING') return null;
+    // The hash on chain, whether or not its job recorded it (or the version a fee bump left in force).
+    const result = { txHash: settled.txHash, confirmedAt: settled.at };
     if (settled.success) {
-      await finalize(tx, deps, w, 'COMPLETED', 'confirmed on chain', deps.now(), { txHash: settled.txHash, confirmedAt: settled.at });
+      await finalize(tx, deps, w, 'COMPLETED', 'confirmed on chain', deps.now(), result);
     } else {
-      await finalize(tx, deps, w, 'FAILED', `its transaction ${settled.txHash} failed on chain: nothing was paid`, deps.now());
+      await finalize(tx, deps, w, 'FAILED', `its transaction ${settled.txHash} failed on chain: nothing was paid`, deps.now(), result);
     }
     return settled.success ? 'COMPLETED' : 'FAILED';
   });

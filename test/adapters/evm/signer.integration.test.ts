@@ -290,6 +290,27 @@ describe('EVM signer on anvil', () => {
     expect(await signer.sweepNative('sweep-eth-0-again', 0)).toEqual({ status: 'NOTHING' });
   });
 
+  test('a transaction of any kind whose block is reorganised away before its depth (a gas top-up here) is sent again by the next pass: its sender\'s later payouts are not held behind it', async () => {
+    const deposit = book.depositAddress(7);
+    await anvil.mined(await funder.writeContract({ account: funder.account!, chain: null, address: token.address, abi: token.abi as never, functionName: 'mint', args: [deposit, 5_000_000n] } as never));
+    expect((await signer.sweepToken('sweep-reorged', 7, 'USDT')).status).toBe('GAS_SENT');
+    const topUp = await storedRow('sweep-reorged:gas:1');
+    expect((await settled(signer, 'sweep-reorged:gas:1')).status).toBe('MINED');
+    // Its block is replaced by an empty one and the node forgets it: its nonce is free again on chain.
+    await anvil.rpc('anvil_reorg', [1, []]);
+    await anvil.rpc('anvil_dropTransaction', [topUp.tx_hash]);
+    expect(await anvil.client.getTransactionCount({ address: signer.treasury })).toBe(Number(topUp.nonce));
+    // A payout signed meanwhile takes the next nonce: it can only be mined after the top-up is.
+    const payout = await signer.payout({ id: 'after-reorged-top-up', network: 'ETH', currency: 'ETH', toAddress: fresh(), amount: '0.01' });
+    expect(payout.status !== 'HELD' && payout.nonce).toBe(Number(topUp.nonce) + 1);
+    await signer.tendPending(600_000);
+    expect((await settled(signer, 'after-reorged-top-up')).status).toBe('MINED');
+    // The same top-up, the same bytes, mined again; the payout behind it too.
+    expect((await anvil.client.getTransactionReceipt({ hash: topUp.tx_hash })).status).toBe('success');
+    expect((await settled(signer, 'sweep-reorged:gas:1')).status).toBe('MINED');
+    expect(await anvil.client.getTransactionCount({ address: signer.treasury })).toBe(Number(topUp.nonce) + 2);
+  });
+
   test('token sweep: the treasury first sends just enough gas, then the deposit address sweeps its tokens', async () => {
     const deposit = book.depositAddress(1);
     // A scanner watching the deposit address, told the treasury is Kassa's own sender.

@@ -97,25 +97,38 @@ describe('withdrawals', () => {
     expect(await unsettledPayouts(t.db.db, 'ETH')).not.toContain(`withdrawal:${id}`);
   });
 
-  it('failed on chain: FAILED, the debit credited back, the failed hash kept on the record', async () => {
+  it('failed on chain: FAILED, the debit credited back, the hash on chain kept on the record (here a replacement the job never saw)', async () => {
     const before = await available();
     const id = await withdrawal('settled-w-2');
     await broadcastWithdrawal(t.deps, liveEth, id);
-    const hash = hashOf(`withdrawal:${id}`);
-    expect(await recordSettledPayout(t.deps, `withdrawal:${id}`, { txHash: hash, success: false, at: new Date() })).toBe('FAILED');
-    expect(await read(id)).toMatchObject({ status: 'FAILED', transactionId: hash });
+    const onChain = hashOf(`replacement of withdrawal:${id}`);
+    expect(await recordSettledPayout(t.deps, `withdrawal:${id}`, { txHash: onChain, success: false, at: new Date() })).toBe('FAILED');
+    expect(await read(id)).toMatchObject({ status: 'FAILED', transactionId: onChain });
     // The 1000 EUR posted for it, and nothing taken.
     expect(Number(await available()) - Number(before)).toBe(1000);
   });
 
-  it('a withdrawal not sent yet, a sweep, or no payout of Kassa: nothing recorded', async () => {
+  it('a payout on chain whose job never recorded its hash (it kept failing while the signer sent it) is listed, and ended with the hash on chain', async () => {
     const id = await withdrawal('settled-w-3');
+    expect((await read(id)).transactionId).toBeNull();
+    expect(await unsettledPayouts(t.db.db, 'ETH')).toContain(`withdrawal:${id}`);
+    const onChain = hashOf(`withdrawal:${id}`);
+    expect(await recordSettledPayout(t.deps, `withdrawal:${id}`, { txHash: onChain, success: true, at: new Date('2026-11-25T11:00:00Z') })).toBe('COMPLETED');
+    expect(await read(id)).toMatchObject({ status: 'COMPLETED', transactionId: onChain, completedAt: Date.parse('2026-11-25T11:00:00Z') / 1000 });
+    // Its job, should it run after: nothing sent, nothing changed.
+    const broadcasts = sent.length;
+    expect(await broadcastWithdrawal(t.deps, liveEth, id)).toBe('COMPLETED');
+    expect(sent.length).toBe(broadcasts);
+  });
+
+  it('a sweep, a gas top-up or an id that is no payout of Kassa: nothing recorded', async () => {
     const [before] = await t.db.sql<{ n: number }[]>`select count(*)::int as n from events`;
     const settled = { txHash: hashOf('x'), success: true, at: new Date() };
-    expect(await recordSettledPayout(t.deps, `withdrawal:${id}`, settled)).toBe('UNCHANGED');
-    for (const other of ['sweep:ETH:0xabc:0', 'withdrawal:not-a-uuid', 'w-1']) expect(await recordSettledPayout(t.deps, other, settled)).toBe('NOT_A_PAYOUT');
+    for (const other of ['sweep:ETH:0xabc:0', 'sweep:ETH:0xabc:0:gas:1', 'withdrawal:not-a-uuid', 'w-1']) {
+      expect(await recordSettledPayout(t.deps, other, settled)).toBe('NOT_A_PAYOUT');
+    }
+    expect(await recordSettledPayout(t.deps, 'refund:00000000-0000-4000-8000-000000000000', settled)).toBe('UNCHANGED');
     const [after] = await t.db.sql<{ n: number }[]>`select count(*)::int as n from events`;
     expect(after!.n).toBe(before!.n);
-    expect((await read(id)).status).toBe('PROCESSING');
   });
 });

@@ -22,10 +22,12 @@ import {
   parseAbi,
   parseTransaction,
   type Address,
+  TransactionReceiptNotFoundError,
   type Hex,
   type PublicClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { DEFAULT_CONFIRMATIONS } from './config.rules.js';
 import { accountKeyFromMnemonic, addressBook, childPrivateKey, type EvmAddressBook } from './keys.js';
 import { readMnemonicFile } from '../mnemonic-file.js';
 import { bumpedFees, checkFunds, gasTopUp, maxGasCost, nativeSweepValue, sweepFees, toBaseUnits, type Fees } from './signer.rules.js';
@@ -48,6 +50,12 @@ export type SignerOptions = {
   /** `KASSA_<NET>_XPUB`: the mnemonic must derive exactly this account key. */
   xpub: string;
   tokens: TokenContract[];
+  /**
+   * `KASSA_<NET>_CONFIRMATIONS`: how deep a transaction's block must be before it is final. Until
+   * then every pass looks its receipt up again (a reorganisation may take it away). Default: the
+   * network's deposit default.
+   */
+  confirmations?: number;
 };
 
 export type SweepResult =
@@ -120,6 +128,7 @@ export class EvmSigner {
   private readonly client: PublicClient;
   private readonly network: EvmNetwork;
   private readonly native: string;
+  private readonly confirmations: number;
   private readonly decimals = new Map<string, number>();
 
   constructor(
@@ -132,6 +141,7 @@ export class EvmSigner {
     this.client = options.client;
     this.network = options.network;
     this.native = NATIVE_CURRENCY[options.network];
+    this.confirmations = options.confirmations ?? DEFAULT_CONFIRMATIONS[options.network];
     this.treasury = book.treasuryAddress();
   }
 
@@ -201,6 +211,14 @@ export class EvmSigner {
    * Also the recovery after a crash or a node outage. Returns how many unmined ones it sent.
    */
   async tendPending(bumpAfterMs: number, now: Date = new Date()): Promise<number> {
+    // Mined but not deep yet, of any kind: a payout, and as much a gas top-up or a sweep, since they
+    // share the treasury's (or a deposit address's) nonces. One whose block was reorganised away is
+    // SENT again here, and sent below; left MINED, every later nonce of its sender would wait for ever.
+    const tip = await this.client.getBlockNumber({ cacheTime: 0 });
+    const shallow = await this.sql<{ id: string }[]>`
+      select id from evm_transactions
+       where network = ${this.network} and status = 'MINED' and block_number > ${String(tip - BigInt(this.confirmations) + 1n)}`;
+    for (const { id } of shallow) await this.recheckMined(id);
     const open = await this.sql<{ id: string; kind: 'PAYOUT' | 'SWEEP' | 'GAS_TOPUP'; max_fee_per_gas: string; max_priority_fee_per_gas: string; signed_at: Date | string | null }[]>`
       select t.id, t.kind, t.max_fee_per_gas::text, t.max_priority_fee_per_gas::text,
              (select max(a.created_at) from evm_transaction_attempts a where a.transaction_id = t.id) as signed_at
@@ -249,36 +267,52 @@ export class EvmSigner {
    * Where a payout stands for its withdrawal or refund: FINAL once its block is `confirmations`
    * deep on the node's best chain (as deposits are counted: the block holding it is the first),
    * with whether it succeeded (a token transfer can revert: mined, its gas spent, nothing moved);
-   * PENDING before, and while HELD. A MINED row whose block left the best chain (no receipt now,
-   * or one in another block) is put back to SENT: `tendPending` sends its bytes again, and since
-   * no later nonce of this sender can be mined before it, nothing else is reordered.
+   * PENDING before, while HELD, and when nothing was signed for this id yet.
    */
-  async settlement(id: string, confirmations: number): Promise<PayoutSettlement> {
+  async settlement(id: string): Promise<PayoutSettlement> {
     let row = await this.row(id);
-    if (!row) throw new Error(`no transaction ${id}`);
+    if (!row || row.status === 'HELD') return { state: 'PENDING' };
     if (row.status === 'SIGNED' || row.status === 'SENT') await this.refresh(id);
     row = (await this.row(id))!;
     if (row.status !== 'MINED') return { state: 'PENDING' };
-    const [receipt, tip] = await Promise.all([
-      this.client.getTransactionReceipt({ hash: row.tx_hash! }).catch(() => null),
-      this.client.getBlockNumber({ cacheTime: 0 }),
-    ]);
+    const mined = await this.recheckMined(id);
+    if (!mined) return { state: 'PENDING' };
+    const tip = await this.client.getBlockNumber({ cacheTime: 0 });
+    if (tip - mined.blockNumber + 1n < BigInt(this.confirmations)) return { state: 'PENDING' };
+    return { state: 'FINAL', txHash: mined.txHash, success: mined.success, at: mined.at };
+  }
+
+  /**
+   * A MINED row's transaction looked up again. Gone from the best chain (the node has no receipt
+   * for it now): the row is SENT again, so `tendPending` sends its bytes again (no later nonce of
+   * its sender can be mined before it, so nothing else is reordered). In another block: the row
+   * follows it. A receipt whose block is not the one the node has at that height (a provider
+   * answering from a stale fork) settles nothing yet. Any other failure of the node is thrown.
+   */
+  private async recheckMined(id: string): Promise<{ txHash: Hex; blockNumber: bigint; success: boolean; at: Date } | null> {
+    const row = await this.row(id);
+    if (!row || row.status !== 'MINED') return null;
+    const hash = row.tx_hash!;
+    const receipt = await this.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+      if (error instanceof TransactionReceiptNotFoundError) return null;
+      throw error;
+    });
     if (!receipt) {
       await this.sql`
         update evm_transactions set status = 'SENT', block_number = null, success = null, fee_paid = null, updated_at = now()
-         where id = ${id} and status = 'MINED' and tx_hash = ${row.tx_hash}`;
-      return { state: 'PENDING' };
+         where id = ${id} and status = 'MINED' and tx_hash = ${hash}`;
+      return null;
     }
+    const success = receipt.status === 'success';
     if (String(receipt.blockNumber) !== row.block_number) {
-      // Reorganised into another block: same transaction, its depth counted from there.
       await this.sql`
-        update evm_transactions set block_number = ${String(receipt.blockNumber)}, success = ${receipt.status === 'success'},
+        update evm_transactions set block_number = ${String(receipt.blockNumber)}, success = ${success},
                fee_paid = ${String(receipt.gasUsed * receipt.effectiveGasPrice)}, updated_at = now()
-         where id = ${id} and status = 'MINED'`;
+         where id = ${id} and status = 'MINED' and tx_hash = ${hash}`;
     }
-    if (tip - receipt.blockNumber + 1n < BigInt(confirmations)) return { state: 'PENDING' };
     const block = await this.client.getBlock({ blockNumber: receipt.blockNumber });
-    return { state: 'FINAL', txHash: row.tx_hash!, success: receipt.status === 'success', at: new Date(Number(block.timestamp) * 1000) };
+    if (block.hash !== receipt.blockHash) return null;
+    return { txHash: hash, blockNumber: receipt.blockNumber, success, at: new Date(Number(block.timestamp) * 1000) };
   }
 
   /** Mined yet? Looks at every signed version (a replacement may be the one mined) and records the one found. */

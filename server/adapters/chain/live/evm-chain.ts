@@ -56,7 +56,7 @@ export async function openEvmChain(
   const uriTokens = new Map([...(await scanner.tokens()).entries()].map(([address, t]) => [t.currency, { contract: getAddress(address), decimals: t.decimals }]));
   // Only the signer role holds the key: opening it checks the mnemonic derives this xpub.
   const signer: EvmSigner | null = options.mnemonicFile
-    ? await openEvmSigner({ sql: options.sql, network, client, xpub: config.xpub, tokens, mnemonicFile: options.mnemonicFile })
+    ? await openEvmSigner({ sql: options.sql, network, client, xpub: config.xpub, tokens, mnemonicFile: options.mnemonicFile, confirmations: config.confirmations })
     : null;
   const needSigner = (): EvmSigner => {
     if (!signer) throw new Error(`${network}: payouts are signed by the signer role (--role=signer with KASSA_SIGNER_MNEMONIC_FILE)`);
@@ -124,7 +124,7 @@ export async function openEvmChain(
       if (signer) await signer.tendPending(config.feeBumpAfterS * 1000);
     },
     replacedPayouts: async () => (signer ? signer.replacedPayouts() : []),
-    settlement: (id) => needSigner().settlement(id, config.confirmations),
+    settlement: (id) => needSigner().settlement(id),
     async close() {},
   };
 }

@@ -3,7 +3,8 @@
  * - web: addresses and health only;
  * - worker: plus a scanner loop per network, reporting to the sink;
  * - signer: the only role that reads KASSA_SIGNER_MNEMONIC_FILE, checks it
- *   derives every configured xpub, and pays out, sweeps and rebroadcasts;
+ *   derives every configured xpub, and pays out, sweeps, sends unmined payouts again and records
+ *   their outcome once final on chain;
  * - all (one process): worker, and signer when the mnemonic file is set.
  */
 import type { Sql } from 'postgres';
@@ -30,7 +31,7 @@ export type LiveChains = {
   /** Whether this process signs (and so may run payout and sweep jobs). */
   signs: boolean;
   health(): Promise<Partial<Record<Network, ChainHealth>>>;
-  /** Scanner loops (worker) and the rebroadcast loop (signer). */
+  /** Scanner loops (worker) and the payouts loop (signer). */
   background: LoopTask[];
   close(): Promise<void>;
 };

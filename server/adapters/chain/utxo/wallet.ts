@@ -178,12 +178,12 @@ export class UtxoWallet {
   /**
    * Where a payout stands for its withdrawal or refund: FINAL once a version of it is
    * `confirmations` deep on the node's best chain (that version becomes the one in force), PENDING
-   * before. A mined UTXO transaction cannot fail; a version reorganised away is unmined again, and
+   * before, and while nothing is signed for it. A mined UTXO transaction cannot fail; a version reorganised away is unmined again, and
    * `tendPending` sends it again (it re-checks the last 7 days' payouts).
    */
   async settlement(id: string, confirmations: number): Promise<PayoutSettlement> {
     const payout = await store.findPayout(this.o.sql, this.network, id);
-    if (!payout) throw new PayoutConflictError(`no payout ${id}`);
+    if (!payout) return { state: 'PENDING' }; // nothing signed for it yet
     const attempts = (await store.payoutAttempts(this.o.sql, this.network, id)).map((a) => a.txid);
     for (const txid of new Set([payout.txid, ...attempts])) {
       const block = await this.blockOf(txid);
