@@ -149,6 +149,30 @@ export function registerMetrics(app: FastifyInstance, deps: Deps): Registry {
     () => sql`select task_identifier as task, count(*)::int as value from graphile_worker.jobs
               where locked_at is null and attempts > 0 and attempts < max_attempts and run_at > now() group by 1`,
   );
+  // Live payouts sent and not final on chain: they wait for their block to be deep enough. One waiting far
+  // longer than its network's confirmations take (a node that dropped it, fees below the market, a stuck
+  // nonce) holds a merchant's withdrawal or a customer's refund: the age is what an alert watches.
+  fromDatabase(
+    'kassa_payouts_unconfirmed',
+    'Payouts sent and not yet final on chain (live mode: PROCESSING withdrawals, PENDING refunds, each with its transactionId), by kind and network',
+    ['kind', 'network'],
+    () => sql`select 'withdrawal' as kind, network, count(*)::int as value from withdrawals
+               where status = 'PROCESSING' and transaction_id is not null group by network
+              union all
+              select 'refund', network, count(*)::int from refunds
+               where status = 'PENDING' and sending_since is not null and transaction_id is not null group by network`,
+  );
+  fromDatabase(
+    'kassa_payouts_oldest_unconfirmed_seconds',
+    'Age of the oldest payout sent and not yet final on chain, since it was sent, by kind and network (no sample: none)',
+    ['kind', 'network'],
+    () => sql`select 'withdrawal' as kind, w.network, extract(epoch from now() - min(e.at))::float8 as value
+                from withdrawals w join events e on e.entity_type = 'withdrawal' and e.entity_id = w.id and e.data ? 'transactionId'
+               where w.status = 'PROCESSING' and w.transaction_id is not null group by w.network
+              union all
+              select 'refund', network, extract(epoch from now() - min(sending_since))::float8 from refunds
+               where status = 'PENDING' and sending_since is not null and transaction_id is not null group by network`,
+  );
   fromDatabase(
     'kassa_jobs_oldest_locked_seconds',
     'Age of the oldest job being run, by task: a job running far longer than its task does means a dead or hung worker',
@@ -174,7 +198,7 @@ export function metricsRoute(registry: Registry, token: string | undefined, prox
       '`kassa_payments_finished{status,currency}`, `kassa_deposits_credited{currency,network}`, `kassa_callbacks{kind,outcome}`, ' +
       '`kassa_callbacks_oldest_due_seconds{kind}`, ' +
       '`kassa_jobs_waiting{task}`, `kassa_jobs_oldest_waiting_seconds{task}`, `kassa_jobs_failed{task}`, `kassa_jobs_retrying{task}`, ' +
-      '`kassa_jobs_oldest_locked_seconds{task}` (read from PostgreSQL at ' +
+      '`kassa_jobs_oldest_locked_seconds{task}`, `kassa_payouts_unconfirmed{kind,network}`, `kassa_payouts_oldest_unconfirmed_seconds{kind,network}` (read from PostgreSQL at ' +
       'scrape time), `kassa_http_request_duration_seconds{method,route}` and `kassa_http_requests_total` (this process).',
     auth: 'NONE',
     response: z.string(),

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../../server/edges/app.js';
+import { postEntries } from '../../../server/modules/ledger/index.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
@@ -111,7 +112,28 @@ describe('without a token: loopback only', () => {
     await t.db.sql`update graphile_worker._private_jobs set attempts = 1, locked_by = 'worker-x', locked_at = now() - interval '120 seconds'
                    where task_id = (select id from graphile_worker._private_tasks where identifier = 'metrics_running')`;
 
+    // A live withdrawal sent five minutes ago and not final yet (PROCESSING with its hash, the event saying so);
+    // another PROCESSING one not sent yet does not count.
+    const withdraw = async (clientWithdrawalId: string) => {
+      await postEntries(t.db.db, [{ businessId: t.business.businessId, account: 'MERCHANT', currency: 'EUR', amount: '100', kind: 'TEST' }], t.clock.now());
+      const created = await t.signed('POST', '/v1/withdrawals', {
+        clientWithdrawalId, businessId: t.business.businessId, withdrawCurrency: 'ETH', network: 'ETH', address: '0x00000000000000000000000000000000000a11ce', amount: '0.001',
+      });
+      expect(created.statusCode, created.body).toBe(200);
+      return created.json().withdrawalId as string;
+    };
+    const sentId = await withdraw('metrics-sent');
+    await withdraw('metrics-not-sent');
+    await t.db.sql`update withdrawals set transaction_id = '0xabc' where id = ${sentId}`;
+    await t.db.sql`insert into events (entity_type, entity_id, from_status, to_status, reason, data, at)
+                   values ('withdrawal', ${sentId}, 'PROCESSING', 'PROCESSING', 'broadcast', '{"transactionId":"0xabc"}', now() - interval '300 seconds')`;
+
     const text = (await scrape('127.0.0.1')).body;
+    expect(sample(text, 'kassa_payouts_unconfirmed', { kind: 'withdrawal', network: 'ETH' })).toBe(1);
+    const waited = sample(text, 'kassa_payouts_oldest_unconfirmed_seconds', { kind: 'withdrawal', network: 'ETH' });
+    expect(waited).toBeGreaterThanOrEqual(299);
+    expect(waited).toBeLessThan(900);
+    expect(sample(text, 'kassa_payouts_unconfirmed', { kind: 'refund', network: 'ETH' })).toBeNull();
     expect(sample(text, 'kassa_payments_created', { currency: 'BTC' })).toBe(2);
     expect(sample(text, 'kassa_payments_created', { currency: 'EUR' })).toBe(1);
     expect(sample(text, 'kassa_payments_finished', { status: 'EXPIRED', currency: 'EUR' })).toBe(1);
