@@ -5,6 +5,7 @@
  * whether the payment is complete, and where and how to redirect.
  */
 import type { CheckoutDeposit, CheckoutOption, CheckoutView } from '../server/modules/payments/checkout-view.rules.js';
+import { sumDecimals } from './format.js';
 import type { MessageKey } from './localize.js';
 
 export type { CheckoutDeposit, CheckoutOption, CheckoutView };
@@ -17,6 +18,28 @@ export type { CheckoutDeposit, CheckoutOption, CheckoutView };
 export type Phase = 'choose' | 'pay' | 'confirming' | 'underpaid' | 'received' | 'expired' | 'blocked' | 'unprocessable' | 'failed';
 
 const inFlight = (d: CheckoutDeposit) => d.status === 'UNCONFIRMED' || d.status === 'COMPLIANCE_REVIEW';
+
+/**
+ * A REUSABLE payment takes transfers for ever, from many customers: this page's customer is shown what
+ * happened since it opened. The transfers already in when it opened (`baseline`: their ids) are left
+ * out, with what they paid, so a link paid before shows how to pay again, not "received" (nor sends
+ * the customer back to the shop), and completes on a new transfer only. A ONE_TIME view is unchanged.
+ */
+export function sinceOpened(view: CheckoutView, baseline: ReadonlySet<string>): CheckoutView {
+  if (view.type !== 'REUSABLE' || baseline.size === 0) return view;
+  const deposits = view.deposits.filter((d) => !baseline.has(d.id));
+  const credited = deposits.filter((d) => d.status === 'CONFIRMED' && d.currency === view.depositCurrency && !d.refund);
+  const status = deposits.some((d) => d.status === 'CONFIRMED') ? view.status : deposits.some(inFlight) ? 'AWAITING' : 'PENDING';
+  return { ...view, status, deposits, paid: sumDecimals(credited.map((d) => d.amount)) };
+}
+
+/**
+ * The baseline `sinceOpened` takes, from the first view a page shows: the transfers already settled
+ * (confirmed, refused, failed). One still on its way stays in sight: it may be this customer's own,
+ * sent before a reload, and showing the address again would invite paying twice.
+ */
+export const settledIds = (view: CheckoutView): Set<string> =>
+  new Set(view.type === 'REUSABLE' ? view.deposits.filter((d) => !inFlight(d)).map((d) => d.id) : []);
 
 /** Complete once a deposit has been received: DEPOSITED, OVERPAID, or any confirmed deposit on a REUSABLE payment. */
 export function isComplete(view: CheckoutView): boolean {

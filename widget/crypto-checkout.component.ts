@@ -10,7 +10,7 @@ import { LitElement, html, isServer, nothing, type PropertyValues, type Template
 import { createCheckoutClient, isNotFound, parsePaymentUrl, type CheckoutClient } from './api.js';
 import {
   CURRENCY_NAMES, backUrl, depositTone, dueAmount, groupOptions, headlineKey, isComplete, networkLabel, networkShort, owesMore, phaseOf, redirectPlan,
-  secondsLeft, showsCountdown, showsPay, stepsOf, targetOf, toneOf,
+  secondsLeft, settledIds, showsCountdown, showsPay, sinceOpened, stepsOf, targetOf, toneOf,
   type CheckoutOption, type CheckoutView, type Phase,
 } from './checkout-state.js';
 import { styles } from './crypto-checkout.styles.js';
@@ -133,6 +133,8 @@ export class CryptoCheckout extends LitElement {
   #subscription: { unsubscribe(): void } | null = null;
   #generation = 0;
   #lastStatus: string | null = null;
+  /** A REUSABLE payment's transfers settled before this page showed it (`sinceOpened`). */
+  #baseline: Set<string> | null = null;
   #completed = false;
   #redirected = false;
   #wantedLanguage: Language | null = null;
@@ -143,7 +145,12 @@ export class CryptoCheckout extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    if (this.hasUpdated) this.#connect();
+    // Moved in the page (into a modal, say): follow again, keeping what was shown and announced, so
+    // checkout-status and checkout-complete do not fire a second time and a redirect keeps its time.
+    if (this.hasUpdated) {
+      if (this.#client && this.view) this.#follow();
+      else this.#connect();
+    }
     this.#timers.tick = setInterval(() => this.#tick(), 1000);
   }
 
@@ -205,6 +212,7 @@ export class CryptoCheckout extends LitElement {
     const generation = ++this.#generation;
     Object.assign(this, { view: null, problem: null, offline: false, redirectAt: null, pick: {} });
     this.#lastStatus = null;
+    this.#baseline = null;
     this.#completed = this.#redirected = false;
     const target = parsePaymentUrl(this.paymentUrl, document.baseURI);
     if (!target) {
@@ -280,7 +288,9 @@ export class CryptoCheckout extends LitElement {
   }
 
   /** Take a new view: fire the events it implies and start the redirect countdown when it completes the payment. */
-  #apply(view: CheckoutView): void {
+  #apply(received: CheckoutView): void {
+    this.#baseline ??= settledIds(received);
+    const view = sinceOpened(received, this.#baseline);
     this.view = view;
     this.problem = null;
     this.now = Date.now();
@@ -581,7 +591,12 @@ export class CryptoCheckout extends LitElement {
           return html`<li>
             <div class="row"><bdi>${formatCrypto(locale, d.amount, d.currency)}</bdi><span class="tag ${depositTone(d.status)}">${translate(m, `d_${d.status}` as MessageKey)}</span></div>
             <div class="muted small">${formatDateTime(locale, d.receivedAt)} · ${translate(m, 'tx')} <span class="mono" title=${d.transactionId}>${shorten(d.transactionId)}</span></div>
-            ${refund ? html`<div class="small">${rich(m, `r_${refund.status}` as MessageKey, { amount: formatCrypto(locale, refund.amount, d.currency) })}</div>` : nothing}
+            ${refund
+              ? html`<div class="small">${rich(m, `r_${refund.status}` as MessageKey, {
+                  // What reaches the customer (the network fee taken); one that cannot be refunded names what stays.
+                  amount: formatCrypto(locale, refund.status === 'NON_REFUNDABLE' ? refund.amount : refund.sent, d.currency),
+                })}</div>`
+              : nothing}
           </li>`;
         })}
       </ul>

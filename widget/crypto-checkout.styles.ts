@@ -19,17 +19,24 @@ export const styles = css`
     --r: var(--kassa-radius, 12px);
     display: block;
     container-type: inline-size;
+    /* An explicit width: the containment above leaves the element no width of its own, so in a
+       shrink-to-fit box (a <dialog>, a centred flex column, an inline-block, beside an order summary)
+       it collapsed to 0. The card's 440 px at most, never wider than the viewport or (in normal flow)
+       its container, centred as the card was; a page's own rule for the tag overrides these. */
+    width: min(440px, 100vw);
+    max-width: 100%;
+    margin-inline: auto;
     color: var(--t);
     font: 15px/1.5 var(--kassa-font-family, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
   }
   :host([hidden]) { display: none; }
-  :host([full-page]) { min-height: 100vh; background: var(--s); padding: 48px 16px; }
+  :host([full-page]) { width: auto; max-width: none; min-height: 100vh; background: var(--s); padding: 48px 16px; }
   * { box-sizing: border-box; }
   .card {
     container-type: inline-size; max-width: 440px; margin: auto; padding: 24px; background: var(--bg);
     border: 1px solid var(--b); border-radius: calc(var(--r) + 4px); box-shadow: 0 12px 32px -8px #10182814;
   }
-  @container (max-width: 479px) {
+  @container (max-width: 439px) {
     .card { padding: 10px 16px 20px; }
     :host([full-page]) .card { border: 0; border-radius: 0; box-shadow: none; }
   }
@@ -50,6 +57,7 @@ export const styles = css`
 
   header { display: flex; align-items: center; justify-content: space-between; gap: 12px; }
   .test { display: flex; justify-content: center; }
+  .tag.test { white-space: normal; text-align: center; }
   header h2 { font-size: 17px; font-weight: 600; }
   .timer, .tag { display: inline-flex; align-items: center; gap: 6px; border-radius: 99px; font-weight: 600; white-space: nowrap; }
   .timer { padding: 4px 10px; background: var(--s); font-size: 14px; font-variant-numeric: tabular-nums; }

@@ -46,3 +46,14 @@ export function formatDateTime(locale: string, unixSeconds: number): string {
 
 /** A long identifier (transaction hash) shortened in the middle for display: `3f5a9c…e81b`. */
 export const shorten = (id: string, keep = 6): string => (id.length > keep * 2 + 1 ? `${id.slice(0, keep)}…${id.slice(-keep)}` : id);
+
+/** The exact sum of non-negative decimal strings (`0.1` + `0.2` = `0.3`), through BigInt: never a float. */
+export function sumDecimals(amounts: readonly string[]): string {
+  const scale = Math.max(0, ...amounts.map((a) => (a.split('.')[1] ?? '').length));
+  const total = amounts.reduce((sum, a) => {
+    const [whole = '0', fraction = ''] = a.split('.');
+    return sum + BigInt(whole + fraction.padEnd(scale, '0'));
+  }, 0n);
+  const digits = total.toString().padStart(scale + 1, '0');
+  return scale ? `${digits.slice(0, -scale)}.${digits.slice(-scale)}` : digits;
+}

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { parsePaymentUrl, isNotFound } from '../../widget/api.js';
 import {
   backUrl, dueAmount, groupOptions, headlineKey, isComplete, networkLabel, networkShort, owesMore, phaseOf, redirectPlan, secondsLeft, showsAddress,
-  showsCountdown, showsPay, stepsOf, toneOf, type CheckoutDeposit, type CheckoutView,
+  settledIds, showsCountdown, showsPay, sinceOpened, stepsOf, toneOf, type CheckoutDeposit, type CheckoutView,
 } from '../../widget/checkout-state.js';
+import { sumDecimals } from '../../widget/format.js';
 import { completeDetail, statusDetail } from '../../widget/events.js';
 
 const view = (over: Partial<CheckoutView> = {}): CheckoutView => ({
@@ -195,5 +196,50 @@ describe('networkShort', () => {
   ])('%s for %s is %s', (network, currency, label) => {
     expect(networkShort(network, currency)).toBe(label);
     expect(networkLabel(network, currency)).toContain(label === network ? '' : label);
+  });
+});
+
+describe('a REUSABLE link opened again (sinceOpened)', () => {
+  const reusable = (status: string, deposits: CheckoutDeposit[], paid: string) =>
+    view({ type: 'REUSABLE', status, expiresAt: null, remaining: null, stillDue: null, deposits, paid });
+
+  it('paid by an earlier customer: shows how to pay, not "received", and is not complete', () => {
+    const opened = reusable('DEPOSITED', [deposit('CONFIRMED', { id: 'a', amount: '4' }), deposit('FAILED', { id: 'b' })], '4');
+    const baseline = settledIds(opened);
+    expect([...baseline]).toEqual(['a', 'b']);
+    const shown = sinceOpened(opened, baseline);
+    expect(shown).toMatchObject({ status: 'PENDING', deposits: [], paid: '0' });
+    expect(phaseOf(shown)).toBe('pay');
+    expect(isComplete(shown)).toBe(false);
+    expect(redirectPlan({ ...shown, redirectUrl: 'https://shop.example/thanks' })).toBeNull();
+  });
+
+  it('then a new transfer: confirming while on its way, complete once confirmed, with only what this customer paid', () => {
+    const baseline = new Set(['a']);
+    const old = deposit('CONFIRMED', { id: 'a', amount: '4' });
+    const seen = sinceOpened(reusable('DEPOSITED', [old, deposit('UNCONFIRMED', { id: 'c', amount: '2.5' })], '4'), baseline);
+    expect([seen.status, phaseOf(seen)]).toEqual(['AWAITING', 'confirming']);
+    const done = sinceOpened(reusable('DEPOSITED', [old, deposit('CONFIRMED', { id: 'c', amount: '2.5' }), deposit('CONFIRMED', { id: 'd', amount: '0.25' })], '6.75'), baseline);
+    expect([done.status, phaseOf(done), done.paid]).toEqual(['DEPOSITED', 'received', '2.75']);
+  });
+
+  it('keeps a transfer still on its way at opening in sight (it may be this customer\'s, before a reload), and leaves ONE_TIME views as they are', () => {
+    const opened = reusable('DEPOSITED', [deposit('CONFIRMED', { id: 'a' }), deposit('UNCONFIRMED', { id: 'mine' })], '0.01');
+    expect(phaseOf(sinceOpened(opened, settledIds(opened)))).toBe('confirming');
+    const oneTime = view({ status: 'DEPOSITED', deposits: [deposit('CONFIRMED')], paid: '0.01' });
+    expect(settledIds(oneTime).size).toBe(0);
+    expect(sinceOpened(oneTime, new Set(['1']))).toBe(oneTime);
+  });
+});
+
+describe('sumDecimals', () => {
+  it.each([
+    [[], '0'],
+    [['0.1', '0.2'], '0.3'],
+    [['4', '2.5', '0.25'], '6.75'],
+    [['0.000000000000000001', '1'], '1.000000000000000001'],
+    [['99999999999999999999.99', '0.01'], '100000000000000000000.00'],
+  ])('%j sums to %s, exactly', (amounts, total) => {
+    expect(sumDecimals(amounts)).toBe(total);
   });
 });

@@ -99,6 +99,15 @@ function merchantSite(): Server {
       page(`<script>window.kassaEvents=[];for(const n of ['checkout-status','checkout-complete'])document.addEventListener(n,(e)=>window.kassaEvents.push({type:e.type,bubbles:e.bubbles,composed:e.composed,detail:e.detail}));</script>
 <script type="module" src="${kassaBase}/widget/crypto-checkout.js"></script>
 <crypto-checkout payment-url="${attr(payment)}"${locale ? ` locale="${attr(locale)}"` : ''}></crypto-checkout>`);
+    } else if (url.pathname === '/layouts') {
+      // Shrink-to-fit boxes a merchant puts a checkout in: a modal <dialog>, a centred flex column, a row beside an order summary.
+      page(`<script>window.kassaEvents=[];for(const n of ['checkout-status','checkout-complete'])document.addEventListener(n,(e)=>window.kassaEvents.push({type:e.type,detail:e.detail}));</script>
+<script type="module" src="${kassaBase}/widget/crypto-checkout.js"></script>
+<dialog id="modal"><crypto-checkout id="in-dialog" payment-url="${attr(payment)}"></crypto-checkout></dialog>
+<div style="display:flex;flex-direction:column;align-items:center"><crypto-checkout id="in-column" payment-url="${attr(payment)}"></crypto-checkout></div>
+<div style="display:flex;gap:16px"><aside style="flex:0 0 200px">Order #42</aside><crypto-checkout id="in-row" payment-url="${attr(payment)}"></crypto-checkout></div>
+<div id="elsewhere"></div>
+<script>document.getElementById('modal').showModal()</script>`);
     } else if (url.pathname === '/thanks') {
       page('<p id="thanks">Thank you for your order.</p>');
     } else {
@@ -261,6 +270,51 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
     expect(page.url()).toContain('/tag?');
     await expect(page.locator('[part=redirect]').count()).resolves.toBe(0);
     await expect(page.locator('[part=back-button]').count()).resolves.toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('in shrink-to-fit boxes (a modal dialog, a centred flex column, a row beside an order summary) the card keeps its width; moved in the page, it fires nothing twice', async () => {
+    const p = await btcPayment();
+    const { context, page, errors } = await open(`${shopBase}/layouts?payment=${encodeURIComponent(p.paymentUrl)}`, DESKTOP);
+    // The card's 440 px, or beside the summary what the shop's 520 px column leaves (520 − 200 − 16).
+    for (const [id, width] of [['in-dialog', 440], ['in-column', 440], ['in-row', 304]] as const) {
+      const amount = page.locator(`#${id} [part=amount] .big`);
+      await expect.poll(() => amount.isVisible(), { timeout: 10_000 }).toBe(true);
+      // It collapsed to 0 px here, the amount one character a line.
+      const host = (await page.locator(`#${id}`).boundingBox())!;
+      expect(host.width, id).toBe(width);
+      expect((await amount.boundingBox())!.height, id).toBeLessThan(60);
+    }
+    await deposit(p.paymentId, '0.01');
+    await expect.poll(() => page.locator('#in-column').getByRole('heading', { name: 'Payment received' }).count(), { timeout: 10_000 }).toBe(1);
+    const completes = () => page.evaluate(() => (window as unknown as { kassaEvents: { type: string }[] }).kassaEvents.filter((e) => e.type === 'checkout-complete').length);
+    await expect.poll(completes).toBe(3);
+    // A merchant moves the paid checkout (into another container): it follows again, announcing nothing anew.
+    await page.evaluate(() => document.getElementById('elsewhere')!.append(document.getElementById('in-column')!));
+    await page.waitForTimeout(1500);
+    expect(await completes()).toBe(3);
+    await expect(page.locator('#elsewhere #in-column').getByRole('heading', { name: 'Payment received' }).count()).resolves.toBe(1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('a REUSABLE link paid before shows the address again, sends no one away, and completes on the next transfer only', async () => {
+    const p = await btcPayment({ type: 'REUSABLE', redirectUrl: `${shopBase}/thanks?order=reusable` });
+    await deposit(p.paymentId, '0.01');
+    await expect.poll(async () => (await t.signed('GET', `/v1/payments/${p.paymentId}`)).json().status, { timeout: 10_000 }).toBe('DEPOSITED');
+    const { context, page, errors } = await open(p.paymentUrl, NARROW);
+    const address = page.locator('[part=address] .value');
+    await expect.poll(() => address.isVisible(), { timeout: 10_000 }).toBe(true);
+    await expect(page.getByRole('heading', { name: 'Payment received' }).count()).resolves.toBe(0);
+    await page.waitForTimeout(1500);
+    expect(page.url()).toBe(p.paymentUrl);
+    await expect(page.locator('[part=redirect]').count()).resolves.toBe(0);
+    // This customer pays: received, with what they paid, then back to the shop.
+    await deposit(p.paymentId, '0.002');
+    await expect.poll(() => page.getByRole('heading', { name: 'Payment received' }).count(), { timeout: 10_000 }).toBe(1);
+    await expect(page.locator('[part=result]').textContent()).resolves.toContain('We received 0.002\u00a0BTC');
+    await page.waitForURL(/\/thanks\?order=reusable/, { timeout: 15_000 });
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -21,7 +21,8 @@ export type CheckoutDeposit = {
   amount: string;
   transactionId: string;
   receivedAt: number;
-  refund?: { type: string; status: string; reason: string; amount: string; transactionId?: string };
+  /** `sent`: what reaches the customer, the amount less the network fee (what a PENDING or CONFIRMED refund says). */
+  refund?: { type: string; status: string; reason: string; amount: string; sent: string; transactionId?: string };
 };
 
 export type CheckoutView = {
@@ -125,7 +126,16 @@ export function toCheckoutView(p: PaymentRecord, options: CheckoutOption[], cont
         transactionId: String(d.transactionId),
         receivedAt: Number(d.depositReceivedAt),
         ...(refund
-          ? { refund: { type: refund.type!, status: refund.status!, reason: refund.reason!, amount: refund.amount!, ...(refund.transactionId ? { transactionId: refund.transactionId } : {}) } }
+          ? {
+              refund: {
+                type: refund.type!,
+                status: refund.status!,
+                reason: refund.reason!,
+                amount: refund.amount!,
+                sent: formatAnyAmount(Dec.max(0, new Dec(refund.amount!).sub(refund.fee ?? '0')), String(d.depositCurrency)),
+                ...(refund.transactionId ? { transactionId: refund.transactionId } : {}),
+              },
+            }
           : {}),
       };
     }),

@@ -18,6 +18,13 @@ const deposit = (status: string, amount: string, currency = 'BTC') =>
   ({ id: `d-${status}-${amount}`, status, depositCurrency: currency, network: 'BTC', depositAmount: amount, transactionId: 'tx', depositReceivedAt: 1_800_000_100 }) as unknown as PaymentRecord['deposits'][number];
 
 describe('toCheckoutView', () => {
+  it("a refund says what reaches the customer: its amount less the network fee (never below zero), the amount kept beside it", () => {
+    const refunded = (amount: string, fee: string, currency = 'USDT') =>
+      ({ ...deposit('UNPROCESSABLE', amount, currency), refund: { type: 'FULL', status: 'PENDING', reason: 'CURRENCY_MISMATCH', amount, fee } }) as unknown as PaymentRecord['deposits'][number];
+    const v = toCheckoutView(record({ deposits: [refunded('10', '1.5'), refunded('0.0001', '0.0002', 'BTC')] }), [], ctx);
+    expect(v.deposits.map((d) => d.refund && [d.refund.amount, d.refund.sent])).toEqual([['10', '8.5'], ['0.0001', '0']]);
+  });
+
   it('stillDue: the remainder less the transfers on their way (unconfirmed, in review), never below zero', () => {
     expect(toCheckoutView(record(), [], ctx)).toMatchObject({ remaining: '0.01', stillDue: '0.01' });
     const review = toCheckoutView(record({ deposits: [deposit('COMPLIANCE_REVIEW', '0.004')] }), [], ctx);
