@@ -535,8 +535,8 @@ export class CryptoCheckout extends LitElement {
   #renderPay(view: CheckoutView, phase: Phase, m: Messages, dueText: string): TemplateResult {
     const address = view.walletAddress;
     if (!address) return html``;
-    // The payment URI carries the full amount: after a partial payment, scanning it would ask for too much.
-    const uri = phase === 'underpaid' || owesMore(view, phase) ? null : view.paymentUri;
+    // The payment URI asks for what is still due (the server builds it so): after a partial payment, the rest.
+    const uri = view.paymentUri;
     if (uri && this.#qr?.uri !== uri) this.#qr = { uri, path: qrPath(uri) };
     const qr = uri && this.#qr ? this.#qr.path : null;
     const field = (what: Copyable, label: MessageKey, copyLabel: MessageKey, value: string) => {

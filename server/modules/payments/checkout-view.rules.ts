@@ -39,6 +39,7 @@ export type CheckoutView = {
   depositAmount: string | null;
   walletAddress: string | null;
   destinationTag: string | null;
+  /** The network's payment URI for the amount still due (the whole amount before any transfer). */
   paymentUri: string | null;
   /** Credited so far, in the deposit currency, and what is still due (null when not applicable). */
   paid: string;
@@ -106,9 +107,15 @@ export function toCheckoutView(p: PaymentRecord, options: CheckoutOption[], cont
     depositAmount: p.expectedDepositAmount ?? null,
     walletAddress: p.walletAddress ?? null,
     destinationTag: p.destinationTag ?? null,
+    // For what is still due: after a partial payment, a wallet scanning the QR code is asked for the rest, not the whole.
     paymentUri:
       p.walletAddress && currency && p.expectedNetwork && p.expectedDepositAmount
-        ? context.paymentUri(p.expectedNetwork as Network, { currency, address: p.walletAddress, amount: p.expectedDepositAmount, tag: p.destinationTag })
+        ? context.paymentUri(p.expectedNetwork as Network, {
+            currency,
+            address: p.walletAddress,
+            amount: stillDue !== null && new Dec(stillDue).gt(0) ? stillDue : p.expectedDepositAmount,
+            tag: p.destinationTag,
+          })
         : null,
     paid,
     remaining,

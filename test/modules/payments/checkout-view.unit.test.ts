@@ -70,4 +70,13 @@ describe('the payment URI', () => {
     expect(asked).toEqual([{ network: 'BTC', currency: 'BTC', address: 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', amount: '0.01', tag: undefined }]);
     expect(toCheckoutView(record({ expectedNetwork: 'LTC', depositCurrency: 'LTC' }), [], live).paymentUri).toBeNull();
   });
+
+  it('asks for what is still due: the rest after a partial payment (confirmed or on its way); the whole when nothing more is due or for a REUSABLE link', () => {
+    const uri = (over: Partial<PaymentRecord>) => toCheckoutView(record(over), [], ctx).paymentUri;
+    const address = 'bitcoin:bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4?amount=';
+    expect(uri({ actualDepositAmount: '0.004', deposits: [deposit('CONFIRMED', '0.004')] })).toBe(`${address}0.006`);
+    expect(uri({ actualDepositAmount: '0.004', deposits: [deposit('CONFIRMED', '0.004'), deposit('UNCONFIRMED', '0.001')] })).toBe(`${address}0.005`);
+    expect(uri({ deposits: [deposit('UNCONFIRMED', '0.01')] })).toBe(`${address}0.01`);
+    expect(uri({ type: 'REUSABLE', actualDepositAmount: '0.03', deposits: [deposit('CONFIRMED', '0.03')] })).toBe(`${address}0.01`);
+  });
 });
