@@ -5,19 +5,33 @@
  */
 import { migrate as drizzleMigrate } from 'drizzle-orm/postgres-js/migrator';
 import { Logger, runMigrations } from 'graphile-worker';
+import postgres from 'postgres';
 import { projectPath } from '../server/platform/project-paths.js';
 import { connect } from './client.js';
 
 export const MIGRATIONS_FOLDER = projectPath('db/migrations');
 
+/**
+ * Processes started together on a fresh database (`--role=web` and `--role=worker` side by side)
+ * migrate one after the other: each holds a session advisory lock on a connection of its own while
+ * both migrators run (without it the second died on `CREATE SEQUENCE … already exists`); the one
+ * that waited then finds nothing left to apply.
+ */
 export async function migrate(url: string): Promise<void> {
-  const { db, close } = connect(url, { max: 1 });
+  const lock = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    await drizzleMigrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+    await lock`select pg_advisory_lock(hashtext('kassa-migrate'))`;
+    const { db, close } = connect(url, { max: 1 });
+    try {
+      await drizzleMigrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+    } finally {
+      await close();
+    }
+    await runMigrations({ connectionString: url, logger: silentLogger });
   } finally {
-    await close();
+    // Ending the session releases its lock, also when a migration failed.
+    await lock.end({ timeout: 5 });
   }
-  await runMigrations({ connectionString: url, logger: silentLogger });
 }
 
 /** graphile-worker logs through this; Kassa keeps its own logs on pino. */

@@ -25,6 +25,8 @@ export function registerChainMetrics(registry: Registry, chainHealth: NonNullabl
       labelNames: ['network'] as const,
       registers: [registry],
       async collect() {
+        // A value unknown now (a node not answering: no tip, no lag) has no sample, rather than the last one it had.
+        this.reset();
         for (const [network, h] of Object.entries(await read())) {
           const v = value(h);
           if (v !== null) this.set({ network }, v);

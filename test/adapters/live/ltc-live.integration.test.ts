@@ -248,11 +248,15 @@ describe.skipIf(!available)('live mode on a Litecoin regtest node', () => {
     const ready = await app.app.inject({ url: '/ready' });
     expect(ready.statusCode, ready.body).toBe(200);
     expect(ready.json().networks.LTC).toMatchObject({ ok: true, lag: 0 });
+    expect((await app.app.inject({ url: '/metrics' })).body).toMatch(/kassa_chain_tip\{network="LTC"\} \d+/);
     await node.stop();
     const down = await app.app.inject({ url: '/ready' });
     expect(down.statusCode).toBe(503);
     expect(down.json()).toMatchObject({ status: 'not_ready', networks: { LTC: { ok: false } } });
     const metrics = (await app.app.inject({ url: '/metrics' })).body;
     expect(metrics).toMatch(/kassa_chain_up\{network="LTC"\} 0/);
+    // The node's tip and the lag are unknown now: no sample, not the last ones seen.
+    expect(metrics).not.toMatch(/kassa_chain_(tip|lag_blocks)\{network="LTC"\}/);
+    expect(metrics).toMatch(/kassa_chain_height\{network="LTC"\} \d+/);
   });
 });

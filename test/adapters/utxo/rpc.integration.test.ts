@@ -4,7 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RPC_IN_FLIGHT, RpcClient, RpcError, RpcUnavailableError } from '../../../server/adapters/chain/utxo/rpc.js';
+import { PROBE_TIMEOUT_MS, RPC_IN_FLIGHT, RpcClient, RpcError, RpcUnavailableError } from '../../../server/adapters/chain/utxo/rpc.js';
 
 let server: Server;
 let base: string;
@@ -145,5 +145,11 @@ describe('Core JSON-RPC client', () => {
     expect(await rpc.probe('getblockcount')).toEqual({ value: '0.10000000', height: 7 });
     expect(performance.now() - started).toBeLessThan(900);
     await Promise.all(queued);
+  });
+
+  it("a readiness probe waits PROBE_TIMEOUT_MS (2 s), not a call's 15 s: a hung node shows as down within a readiness probe's or a scrape's time", async () => {
+    const rpc = new RpcClient(url());
+    expect(PROBE_TIMEOUT_MS).toBe(2000);
+    expect((await failure(rpc.probe('hang'))).message).toBe(`hang: node unavailable (timeout): no answer in ${PROBE_TIMEOUT_MS} ms`);
   });
 });

@@ -12,6 +12,7 @@
  * (network, txHash, outputIndex, state)); CONFIRMED is unique in the table.
  */
 import type postgres from 'postgres';
+import { withSessionLock } from '../session-lock.js';
 import { BaseError, formatUnits, parseAbi, parseAbiItem, RpcError, RpcRequestError, toEventSelector, type Address, type Hex, type PublicClient } from 'viem';
 import {
   blockRanges,
@@ -121,18 +122,7 @@ export class EvmScanner {
    * an advisory lock: the loser returns null.
    */
   async tick(): Promise<TickResult | null> {
-    const lock = await this.sql.reserve();
-    try {
-      const [row] = await lock<{ locked: boolean }[]>`select pg_try_advisory_lock(hashtext(${`kassa.evm.scan.${this.network}`})) as locked`;
-      if (!row?.locked) return null;
-      try {
-        return await this.pass();
-      } finally {
-        await lock`select pg_advisory_unlock(hashtext(${`kassa.evm.scan.${this.network}`}))`;
-      }
-    } finally {
-      lock.release();
-    }
+    return withSessionLock(this.sql, `kassa.evm.scan.${this.network}`, () => this.pass());
   }
 
   /** Loop `tick` every `intervalMs` until the signal aborts; errors go to `onError` and the next tick retries. */

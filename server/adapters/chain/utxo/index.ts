@@ -136,7 +136,7 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
 }
 
 export { AccountKeys, parseAccountXpub } from './keys.js';
-export { RpcClient, RpcError, RpcUnavailableError } from './rpc.js';
+export { PROBE_TIMEOUT_MS, RpcClient, RpcError, RpcUnavailableError } from './rpc.js';
 export { NETWORK_PARAMS, UTXO_NETWORKS, resolveParams, type UtxoNetwork } from './params.js';
 export { UtxoSigner, SignerConfigError, type PayoutSigner } from './signer.js';
 export { PayoutBroadcastError, PayoutConflictError } from './wallet.js';

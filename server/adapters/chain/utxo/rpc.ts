@@ -74,6 +74,13 @@ type NodeTurns = {
   unreachable: { at: number; sentAt: number; reason: 'timeout' | 'connection'; detail: string } | null;
 };
 
+/**
+ * How long `/ready` and `/metrics` wait for a node's answer: a hung node must show as down well
+ * within a readiness probe's and a Prometheus scrape's own timeouts (10 s by default), not after
+ * the 15 s a scanner's call may take.
+ */
+export const PROBE_TIMEOUT_MS = 2000;
+
 export class RpcClient {
   private readonly endpoint: string;
   private readonly authorization: string | undefined;
@@ -138,11 +145,11 @@ export class RpcClient {
    * One call now, outside the turns: a readiness check must say whether the node answers, not wait
    * behind a scan's queue (nor fail for another call's timeout). At most one such call a check.
    */
-  probe<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
-    return this.send<T>(method, params);
+  probe<T = unknown>(method: string, params: unknown[] = [], timeoutMs = PROBE_TIMEOUT_MS): Promise<T> {
+    return this.send<T>(method, params, timeoutMs);
   }
 
-  private async send<T>(method: string, params: unknown[]): Promise<T> {
+  private async send<T>(method: string, params: unknown[], timeoutMs = this.timeoutMs): Promise<T> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.authorization) headers.authorization = this.authorization;
     let response: Response;
@@ -151,11 +158,11 @@ export class RpcClient {
         method: 'POST',
         headers,
         body: JSON.stringify({ jsonrpc: '1.0', id: this.nextId++, method, params }),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
       const e = error as Error & { cause?: { code?: string } };
-      if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new RpcUnavailableError(method, 'timeout', `no answer in ${this.timeoutMs} ms`);
+      if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new RpcUnavailableError(method, 'timeout', `no answer in ${timeoutMs} ms`);
       throw new RpcUnavailableError(method, 'connection', e.cause?.code ?? e.message);
     }
     let text: string;

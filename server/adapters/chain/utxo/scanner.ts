@@ -11,6 +11,7 @@
 import { AccountKeys, addressForScript, CHANGE, DEPOSIT, type Branch } from './keys.js';
 import { fromBaseUnits, toBaseUnits } from './amounts.js';
 import { RpcError, RPC_CODES, type RpcClient } from './rpc.js';
+import { withSessionLock } from '../session-lock.js';
 import {
   addressesToDerive,
   confirmationsAt,
@@ -100,18 +101,7 @@ export class UtxoScanner {
    * advisory lock: a pass that cannot take it returns at once.
    */
   async scan(): Promise<ScanSummary> {
-    const reserved = await this.o.sql.reserve();
-    try {
-      const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(hashtext(${'kassa-utxo-scan:' + this.network})) as locked`;
-      if (!row!.locked) return { tip: this.stats.tip, blocks: 0, reorgs: 0, reports: 0 };
-      try {
-        return await this.pass();
-      } finally {
-        await reserved`select pg_advisory_unlock(hashtext(${'kassa-utxo-scan:' + this.network}))`;
-      }
-    } finally {
-      reserved.release();
-    }
+    return (await withSessionLock(this.o.sql, `kassa-utxo-scan:${this.network}`, () => this.pass())) ?? { tip: this.stats.tip, blocks: 0, reorgs: 0, reports: 0 };
   }
 
   private async pass(): Promise<ScanSummary> {

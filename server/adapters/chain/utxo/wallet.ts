@@ -10,6 +10,7 @@ import { AccountKeys, CHANGE, scriptForAddress } from './keys.js';
 import { toBaseUnits } from './amounts.js';
 import { RpcError, RPC_CODES, type RpcClient } from './rpc.js';
 import * as store from './store.js';
+import { withSessionLock } from '../session-lock.js';
 import { chooseFeeRate, feeFor, isSpendable, kvbToSatPerVb, outputSize, payoutVsize, replacementFee, satPerVbToKvb, selectCoins, SIZES, type FeeEstimate } from './wallet.rules.js';
 import type { ResolvedParams } from './params.js';
 import type { PayoutSigner, UnsignedInput } from './signer.js';
@@ -208,19 +209,7 @@ export class UtxoWallet {
   async tendPending(bumpAfterMs: number, now: Date = new Date(), withinDays = store.RECENT_PAYOUT_DAYS): Promise<number> {
     // Two signers' passes at once could each sign a replacement from the same version: one pass a
     // network at a time (a session lock, as the scanner's: no transaction is held across node calls).
-    const reserved = await this.o.sql.reserve();
-    const lock = `kassa-utxo-payouts:${this.network}`;
-    try {
-      const [row] = await reserved<{ locked: boolean }[]>`select pg_try_advisory_lock(hashtext(${lock})) as locked`;
-      if (!row!.locked) return 0;
-      try {
-        return await this.tend(bumpAfterMs, now, withinDays);
-      } finally {
-        await reserved`select pg_advisory_unlock(hashtext(${lock}))`;
-      }
-    } finally {
-      reserved.release();
-    }
+    return (await withSessionLock(this.o.sql, `kassa-utxo-payouts:${this.network}`, () => this.tend(bumpAfterMs, now, withinDays))) ?? 0;
   }
 
   private async tend(bumpAfterMs: number, now: Date, withinDays: number): Promise<number> {
