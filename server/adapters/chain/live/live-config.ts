@@ -5,6 +5,7 @@
  * Errors name the variable, and no network at all is an error naming the
  * variables to set.
  */
+import { TOKEN_CONTRACTS } from '../../../modules/networks/index.js';
 import { parseFeeBumpAfter, readNetworkConfig as readEvmConfig, type EvmNetworkConfig } from '../evm/index.js';
 import { UTXO_NETWORKS, type UtxoNetwork } from '../utxo/index.js';
 import { confirmationsFor, NETWORK_PARAMS } from '../utxo/params.js';
@@ -29,6 +30,9 @@ export type LiveChainConfig = {
   /** KASSA_CHAIN_POLL_MS: how often a worker scans each network (default 3000). */
   pollMs: number;
 };
+
+/** A network's variables besides its node's URL (`KASSA_<NET>_…`). */
+const NETWORK_SETTINGS = ['XPUB', 'CONFIRMATIONS', 'TOKENS', 'FALLBACK_FEE_RATE', 'FEE_BUMP_AFTER_S'] as const;
 
 /** Networks a live installation can run today, and those it cannot yet. */
 export const LIVE_NETWORKS = ['ETH', 'BSC', 'BTC', 'LTC', 'BCH'] as const;
@@ -83,7 +87,24 @@ export function readLiveChainConfig(env: Env): LiveChainConfig {
       errors.push(`KASSA_${network}_RPC_URL: ${network} cannot run live yet (live networks: ${LIVE_NETWORKS.join(', ')})`);
     }
   }
+  // A network's settings without its node would leave it off without a word (the URL's name misspelt, its value empty).
+  for (const network of LIVE_NETWORKS) {
+    if (env[`KASSA_${network}_RPC_URL`]?.trim()) continue;
+    const set = NETWORK_SETTINGS.map((s) => `KASSA_${network}_${s}`).filter((name) => env[name]?.trim());
+    if (set.length) {
+      errors.push(`${set.join(', ')} ${set.length > 1 ? 'are' : 'is'} set but KASSA_${network}_RPC_URL is not, so ${network} would be off: set its node's URL, or unset ${set.length > 1 ? 'them' : 'it'}`);
+    }
+  }
   const evm = (['ETH', 'BSC'] as const).map((n) => attempt(() => readEvmConfig(env, n))).filter((c): c is EvmNetworkConfig => !!c);
+  // A token Kassa does not take on the network (a typo: USTD) would be watched for nothing and never offered.
+  for (const c of evm) {
+    const known = Object.keys(TOKEN_CONTRACTS[c.network] ?? {});
+    for (const token of c.tokens ?? []) {
+      if (!known.includes(token.currency)) {
+        errors.push(`KASSA_${c.network}_TOKENS: ${token.currency} is not a token Kassa takes on ${c.network} (it takes ${known.join(', ')})`);
+      }
+    }
+  }
   const utxo = UTXO_NETWORKS.map((n) => attempt(() => readUtxoConfig(env, n))).filter((c): c is UtxoNetworkConfig => !!c);
   const pollMs = attempt(() => wholeNumber(env, 'KASSA_CHAIN_POLL_MS', 3000)) ?? 3000;
   if (errors.length) throw new LiveChainConfigError(errors.join('\n  '));
