@@ -129,5 +129,13 @@ describe('keys', () => {
     expect(await refused(other)).toMatch(/^KASSA_SIGNER_MNEMONIC_FILE: does not derive KASSA_ETH_XPUB/);
     expect(await refused(loose)).toMatch(/^KASSA_SIGNER_MNEMONIC_FILE: .*loose-2 has mode 0644; it must be 0600/);
     expect(await refused(join(dir, 'nothing-here'))).toMatch(/^KASSA_SIGNER_MNEMONIC_FILE: ENOENT.*nothing-here/);
+    // An xpub that does not parse is named as the setting it is, in the signer as in the other roles.
+    const broken = `${testXpub('ETH').slice(0, -1)}0`;
+    expect(await refused(other, broken)).toMatch(/^KASSA_ETH_XPUB: extended public key: not base58check/);
+    const web = await openLiveChains(readLiveChainConfig({ KASSA_ETH_RPC_URL: dead, KASSA_ETH_XPUB: broken }), {
+      sql: app.db.sql, sink: async () => {}, role: 'web', onError: () => {},
+    }).then(() => null, (e: unknown) => e as Error);
+    expect(web).toBeInstanceOf(LiveChainConfigError);
+    expect(web!.message).toBe('KASSA_ETH_XPUB: extended public key: not base58check');
   });
 });

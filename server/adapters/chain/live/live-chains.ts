@@ -11,8 +11,8 @@ import type { Sql } from 'postgres';
 import type { Network } from '../../../modules/money/index.js';
 import { SHARED_ADDRESS_SEQUENCE, type NetworkAccess } from '../../../modules/networks/index.js';
 import type { ChainPorts } from '../../../modules/networks/ports.js';
-import { signerAccountKey } from '../evm/index.js';
-import { UtxoSigner } from '../utxo/index.js';
+import { parseExtendedPublicKey, signerAccountKey } from '../evm/index.js';
+import { parseAccountXpub, UtxoSigner } from '../utxo/index.js';
 import { openEvmChain } from './evm-chain.js';
 import type { ChainHealth, LiveChain, LiveSink, PayoutSettlement, ReplacedTransaction } from './live-chain.js';
 import { LiveChainConfigError, type LiveChainConfig } from './live-config.js';
@@ -105,6 +105,18 @@ export async function openLiveChains(
     throw new LiveChainConfigError('--role=signer needs KASSA_SIGNER_MNEMONIC_FILE (a 0600 file holding the BIP-39 mnemonic behind the xpubs)');
   }
   const mnemonicFile = signs ? config.mnemonicFile : undefined;
+  // An xpub that does not parse is the operator's setting, not the node: named before any node is called
+  // (opened behind the node's retries, it read "ETH node at KASSA_ETH_RPC_URL: extended public key: …").
+  const xpubErrors: string[] = [];
+  for (const c of [...config.evm, ...config.utxo]) {
+    try {
+      if (c.network === 'ETH' || c.network === 'BSC') parseExtendedPublicKey(c.xpub);
+      else parseAccountXpub(c.xpub);
+    } catch (error) {
+      xpubErrors.push(`KASSA_${c.network}_XPUB: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (xpubErrors.length) throw new LiveChainConfigError(xpubErrors.join('\n  '));
   let utxoSigner: UtxoSigner | undefined;
   // The keys are checked before any node is called: a wrong or exposed mnemonic file is refused at once,
   // naming the file, not retried as if a node were down.
