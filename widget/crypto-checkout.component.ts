@@ -135,6 +135,8 @@ export class CryptoCheckout extends LitElement {
   #lastStatus: string | null = null;
   /** A REUSABLE payment's transfers settled before this page showed it (`sinceOpened`). */
   #baseline: Set<string> | null = null;
+  /** The server's clock less this device's, from the last view (ms): the countdown runs on the server's time. */
+  #clockOffset = 0;
   #completed = false;
   #redirected = false;
   #wantedLanguage: Language | null = null;
@@ -291,6 +293,8 @@ export class CryptoCheckout extends LitElement {
   #apply(received: CheckoutView): void {
     this.#baseline ??= settledIds(received);
     const view = sinceOpened(received, this.#baseline);
+    // A device clock set wrong must not end (or stretch) the time left to pay.
+    if (typeof view.serverTime === 'number') this.#clockOffset = view.serverTime * 1000 - Date.now();
     this.view = view;
     this.problem = null;
     this.now = Date.now();
@@ -403,7 +407,7 @@ export class CryptoCheckout extends LitElement {
     const cur = view.depositCurrency;
     const crypto = (amount: string) => formatCrypto(locale, amount, cur ?? '');
     const fiat = view.displayAmount && view.displayCurrency ? formatFiat(locale, view.displayAmount, view.displayCurrency) : null;
-    const left = showsCountdown(view, phase) ? secondsLeft(view.expiresAt, this.now) : null;
+    const left = showsCountdown(view, phase) ? secondsLeft(view.expiresAt, this.now + this.#clockOffset) : null;
     const back = backUrl(view);
     const tone = toneOf(phase);
     // Part paid (confirmed or on its way), or a transfer rejected or failed: what is still due; else the whole amount.

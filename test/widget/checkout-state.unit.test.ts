@@ -12,7 +12,7 @@ const view = (over: Partial<CheckoutView> = {}): CheckoutView => ({
   status: 'PENDING', type: 'ONE_TIME', language: 'en', expiresAt: 1_800_000_000, displayCurrency: 'EUR', displayAmount: '600.00',
   depositCurrency: 'BTC', network: 'BTC', depositAmount: '0.01', walletAddress: 'bc1qexample', destinationTag: null,
   paymentUri: 'bitcoin:bc1qexample?amount=0.01', paid: '0', remaining: '0.01', redirectUrl: null, redirectMode: 'PARENT',
-  options: [], deposits: [], merchantName: 'Demo shop', testMode: true, customerFee: null, stillDue: '0.01', ...over,
+  options: [], deposits: [], merchantName: 'Demo shop', testMode: true, customerFee: null, stillDue: '0.01', serverTime: 1_799_999_000, ...over,
 });
 const deposit = (status: string, over: Partial<CheckoutDeposit> = {}): CheckoutDeposit => ({
   id: '1', status, currency: 'BTC', network: 'BTC', amount: '0.01', transactionId: 'tx', receivedAt: 1_700_000_000, ...over,

@@ -319,6 +319,20 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
     await context.close();
   });
 
+  it("counts down on the server's clock: a device 40 minutes fast still shows the time left to pay", async () => {
+    const p = await btcPayment();
+    const context = await browser.newContext({ viewport: PHONE, reducedMotion: 'reduce' });
+    const page = await context.newPage();
+    await page.clock.setSystemTime(Date.now() + 40 * 60_000);
+    await page.goto(p.paymentUrl);
+    const countdown = page.locator('[part=countdown]');
+    await expect.poll(() => countdown.isVisible(), { timeout: 10_000 }).toBe(true);
+    // It read 00:00 beside "Waiting for your payment…" while the server still took payments.
+    await expect(countdown.textContent()).resolves.toMatch(/^(30:00|29:\d\d)$/);
+    await expect(page.locator('[part=address]').count()).resolves.toBe(1);
+    await context.close();
+  });
+
   it('NEW payment: pick a currency, then pay; progress and the live status are announced', async () => {
     const p = await createPayment({ displayCurrency: 'EUR', displayAmount: '600.00', redirectUrl: `${shopBase}/thanks`, redirectMode: 'SELF' });
     const { context, page, errors } = await open(p.paymentUrl);

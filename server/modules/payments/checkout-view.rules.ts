@@ -60,6 +60,12 @@ export type CheckoutView = {
    * `remaining` when none is on its way; null when not applicable.
    */
   stillDue: string | null;
+  /**
+   * When the server built this view (UNIX seconds): the checkout counts down to `expiresAt` on the
+   * server's clock, not the device's (a phone 40 minutes fast showed 00:00 on a payable payment).
+   * Not part of the view's version: it changes every second, the content does not.
+   */
+  serverTime: number;
 };
 
 /** Deposit states whose amount is on its way: not credited yet, not refused. */
@@ -71,6 +77,8 @@ export type CheckoutContext = {
   testMode: boolean;
   /** The installation's payment URI of a network (live EVM: the node's chain id and contracts); null when not served. */
   paymentUri: (network: Network, p: PaymentUriInput) => string | null;
+  /** Now, on the server's clock. */
+  now: Date;
 };
 
 const positive = (amount: string | undefined): amount is string => amount !== undefined && new Dec(amount).gt(0);
@@ -150,10 +158,12 @@ export function toCheckoutView(p: PaymentRecord, options: CheckoutOption[], cont
     testMode: context.testMode,
     customerFee,
     stillDue,
+    serverTime: Math.floor(context.now.getTime() / 1000),
   };
 }
 
 /** A stable id of a view's content: the subscription's event id, so a reconnecting client skips what it has. */
 export function viewVersion(view: CheckoutView): string {
-  return createHash('sha256').update(JSON.stringify(view)).digest('base64url').slice(0, 16);
+  const { serverTime: _now, ...content } = view;
+  return createHash('sha256').update(JSON.stringify(content)).digest('base64url').slice(0, 16);
 }

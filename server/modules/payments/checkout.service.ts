@@ -46,6 +46,7 @@ export async function checkoutView(deps: Deps, row: PaymentRow): Promise<Checkou
     merchantName: business.name,
     testMode: deps.config.sandbox,
     paymentUri: (network, p) => deps.networks.paymentUri(network, p),
+    now: deps.now(),
   });
 }
 

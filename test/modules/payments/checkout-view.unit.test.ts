@@ -1,10 +1,10 @@
 /** The checkout view (pure): what is still due beside transfers on their way, the customer's fee share, merchant and test mode. */
 import { describe, expect, it } from 'vitest';
 import { paymentUri } from '../../../server/modules/networks/index.js';
-import { toCheckoutView, type CheckoutContext } from '../../../server/modules/payments/checkout-view.rules.js';
+import { toCheckoutView, viewVersion, type CheckoutContext } from '../../../server/modules/payments/checkout-view.rules.js';
 import type { PaymentRecord } from '../../../server/modules/payments/payment-record.rules.js';
 
-const ctx: CheckoutContext = { merchantName: 'Corner Books', testMode: true, paymentUri: (network, p) => paymentUri({ network, ...p }) };
+const ctx: CheckoutContext = { merchantName: 'Corner Books', testMode: true, paymentUri: (network, p) => paymentUri({ network, ...p }), now: new Date(1_800_000_060_000) };
 
 function record(over: Partial<PaymentRecord> = {}): PaymentRecord {
   return {
@@ -18,6 +18,14 @@ const deposit = (status: string, amount: string, currency = 'BTC') =>
   ({ id: `d-${status}-${amount}`, status, depositCurrency: currency, network: 'BTC', depositAmount: amount, transactionId: 'tx', depositReceivedAt: 1_800_000_100 }) as unknown as PaymentRecord['deposits'][number];
 
 describe('toCheckoutView', () => {
+  it("carries the server's time, which the view's version leaves out (it changes every second, the content does not)", () => {
+    const first = toCheckoutView(record(), [], ctx);
+    const later = toCheckoutView(record(), [], { ...ctx, now: new Date(1_800_000_125_000) });
+    expect([first.serverTime, later.serverTime]).toEqual([1_800_000_060, 1_800_000_125]);
+    expect(viewVersion(later)).toBe(viewVersion(first));
+    expect(viewVersion(toCheckoutView(record({ actualDepositAmount: '0.001' }), [], ctx))).not.toBe(viewVersion(first));
+  });
+
   it("a refund says what reaches the customer: its amount less the network fee (never below zero), the amount kept beside it", () => {
     const refunded = (amount: string, fee: string, currency = 'USDT') =>
       ({ ...deposit('UNPROCESSABLE', amount, currency), refund: { type: 'FULL', status: 'PENDING', reason: 'CURRENCY_MISMATCH', amount, fee } }) as unknown as PaymentRecord['deposits'][number];
