@@ -296,9 +296,10 @@ export async function buildLiveDeps(
         if (outcome === 'RECORDED') log.info({ network, id, txHash }, `${network}: ${id} now shows ${txHash} (its transaction was replaced at a higher fee)`);
       },
       unsettledPayouts: (network) => unsettledPayouts(database.db, network),
-      onSettled: async (network, id, { txHash, success, at }) => {
+      onSettled: async (network, id, settled) => {
         if (!deps) throw new Error('payout settled before Kassa finished starting'); // the next pass brings it again
-        const outcome = await recordSettledPayout(deps, id, { txHash, success, at });
+        const outcome = await recordSettledPayout(deps, id, settled);
+        const { txHash } = settled;
         if (outcome === 'FAILED' || outcome === 'NON_REFUNDABLE') {
           log.warn({ network, id, txHash }, `${network}: ${id} failed on chain (${txHash}): recorded ${outcome}`);
         } else if (outcome !== 'UNCHANGED') {

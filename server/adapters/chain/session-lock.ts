@@ -11,6 +11,7 @@
  * come within `timeoutMs` is an error the next pass retries (a connection it yields later is released).
  */
 import type postgres from 'postgres';
+import { withTimeout } from '../../platform/with-timeout.js';
 
 export class ReserveTimeoutError extends Error {
   override name = 'ReserveTimeoutError';
@@ -20,17 +21,11 @@ export class ReserveTimeoutError extends Error {
 export async function reserveConnection(sql: postgres.Sql, timeoutMs = 10_000): Promise<postgres.ReservedSql> {
   await sql`select 1`;
   const reserving = sql.reserve();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ReserveTimeoutError(`no database connection could be reserved within ${timeoutMs} ms`)), timeoutMs);
-  });
   try {
-    return await Promise.race([reserving, timeout]);
+    return await withTimeout(reserving, timeoutMs, () => new ReserveTimeoutError(`no database connection could be reserved within ${timeoutMs} ms`));
   } catch (error) {
     reserving.then((late) => late.release(), () => {});
     throw error;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

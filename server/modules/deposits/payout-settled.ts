@@ -11,13 +11,10 @@ import { and, eq, isNotNull } from 'drizzle-orm';
 import type { Database } from '../../../db/client.js';
 import { deposits, refunds, withdrawals } from '../../../db/schema.js';
 import { notifyPayment } from '../payments/index.js';
-import { recordSettlement, type WithdrawalsDeps } from '../withdrawals/index.js';
+import { recordSettlement, type SettledPayout, type WithdrawalsDeps } from '../withdrawals/index.js';
 import { UUID_RE } from '../../platform/validate.js';
 import { transitionRefund } from './deposit-transitions.js';
 import type { DepositsDeps } from './ports.js';
-
-/** A sent payout, final on chain: its hash, whether it succeeded, its block's time. */
-export type SettledPayout = { txHash: string; success: boolean; at: Date };
 
 /**
  * The broadcast ids (as the payout jobs name them) of the payouts on `network` that may be on chain

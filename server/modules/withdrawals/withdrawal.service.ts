@@ -291,6 +291,9 @@ export async function recordSent(deps: Deps, withdrawalId: string, txHash: strin
   });
 }
 
+/** A sent payout, final on chain: its hash, whether it succeeded, its block's time. */
+export type SettledPayout = { txHash: string; success: boolean; at: Date };
+
 /**
  * A sent payout is final on chain: COMPLETED at its block's time, or FAILED (balance credited
  * back) when the chain ran it and it failed (a token transfer that reverted: nothing reached the
@@ -299,7 +302,7 @@ export async function recordSent(deps: Deps, withdrawalId: string, txHash: strin
 export async function recordSettlement(
   deps: Deps,
   withdrawalId: string,
-  settled: { txHash: string; success: boolean; at: Date },
+  settled: SettledPayout,
 ): Promise<'COMPLETED' | 'FAILED' | null> {
   return deps.database.db.transaction(async (tx) => {
     const w = await lockWithdrawal(tx, withdrawalId);

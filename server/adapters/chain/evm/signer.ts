@@ -86,6 +86,9 @@ type Intent = {
   fees?: Fees;
 };
 
+/** What re-checking a MINED transaction reads of its row. */
+type MinedRow = Pick<TxRow, 'id' | 'tx_hash' | 'block_number'>;
+
 type TxRow = {
   id: string;
   status: 'HELD' | 'SIGNED' | 'SENT' | 'MINED';
@@ -215,10 +218,10 @@ export class EvmSigner {
     // share the treasury's (or a deposit address's) nonces. One whose block was reorganised away is
     // SENT again here, and sent below; left MINED, every later nonce of its sender would wait for ever.
     const tip = await this.client.getBlockNumber({ cacheTime: 0 });
-    const shallow = await this.sql<{ id: string }[]>`
-      select id from evm_transactions
+    const shallow = await this.sql<MinedRow[]>`
+      select id, tx_hash, block_number from evm_transactions
        where network = ${this.network} and status = 'MINED' and block_number > ${String(tip - BigInt(this.confirmations) + 1n)}`;
-    for (const { id } of shallow) await this.recheckMined(id);
+    for (const row of shallow) await this.recheckMined(row);
     const open = await this.sql<{ id: string; kind: 'PAYOUT' | 'SWEEP' | 'GAS_TOPUP'; max_fee_per_gas: string; max_priority_fee_per_gas: string; signed_at: Date | string | null }[]>`
       select t.id, t.kind, t.max_fee_per_gas::text, t.max_priority_fee_per_gas::text,
              (select max(a.created_at) from evm_transaction_attempts a where a.transaction_id = t.id) as signed_at
@@ -271,11 +274,13 @@ export class EvmSigner {
    */
   async settlement(id: string): Promise<PayoutSettlement> {
     let row = await this.row(id);
-    if (!row || row.status === 'HELD') return { state: 'PENDING' };
-    if (row.status === 'SIGNED' || row.status === 'SENT') await this.refresh(id);
-    row = (await this.row(id))!;
-    if (row.status !== 'MINED') return { state: 'PENDING' };
-    const mined = await this.recheckMined(id);
+    if (row?.status === 'SIGNED' || row?.status === 'SENT') {
+      await this.refresh(id);
+      row = await this.row(id);
+    }
+    // HELD, or nothing signed for it yet: on its way too.
+    if (row?.status !== 'MINED') return { state: 'PENDING' };
+    const mined = await this.recheckMined(row);
     if (!mined) return { state: 'PENDING' };
     const tip = await this.client.getBlockNumber({ cacheTime: 0 });
     if (tip - mined.blockNumber + 1n < BigInt(this.confirmations)) return { state: 'PENDING' };
@@ -289,9 +294,8 @@ export class EvmSigner {
    * follows it. A receipt whose block is not the one the node has at that height (a provider
    * answering from a stale fork) settles nothing yet. Any other failure of the node is thrown.
    */
-  private async recheckMined(id: string): Promise<{ txHash: Hex; blockNumber: bigint; success: boolean; at: Date } | null> {
-    const row = await this.row(id);
-    if (!row || row.status !== 'MINED') return null;
+  private async recheckMined(row: MinedRow): Promise<{ txHash: Hex; blockNumber: bigint; success: boolean; at: Date } | null> {
+    const { id } = row;
     const hash = row.tx_hash!;
     const receipt = await this.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
       if (error instanceof TransactionReceiptNotFoundError) return null;

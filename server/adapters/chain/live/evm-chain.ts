@@ -15,13 +15,7 @@ import { PayoutHeldError, type LiveChain, type LiveSink } from './live-chain.js'
 import { LiveChainConfigError } from './live-config.js';
 import { DerivedAddressSet } from './watched-addresses.js';
 import { PROBE_TIMEOUT_MS } from '../utxo/index.js';
-
-/** `promise`, or an Error with `message` after `ms`. */
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+import { withTimeout } from '../../../platform/with-timeout.js';
 
 /** The catalog's mainnet contracts, unless KASSA_<NET>_TOKENS replaces them. */
 function tokensOf(config: EvmNetworkConfig): TokenContract[] {
@@ -123,7 +117,7 @@ export async function openEvmChain(
       const base = { height, lastScanAt: status.lastScanAt, reorgs: status.reorgs, creditedOffChain: await scanner.creditedOffChain() };
       try {
         // As for the Bitcoin family: a hung node shows as down within a readiness probe's time.
-        const tip = Number(await withTimeout(client.getBlockNumber({ cacheTime: 0 }), PROBE_TIMEOUT_MS, `${network} node: no answer in ${PROBE_TIMEOUT_MS} ms`));
+        const tip = Number(await withTimeout(client.getBlockNumber({ cacheTime: 0 }), PROBE_TIMEOUT_MS, () => new Error(`${network} node: no answer in ${PROBE_TIMEOUT_MS} ms`)));
         return { ok: true, ...base, tip, lag: height === null ? null : Math.max(0, tip - height) };
       } catch (error) {
         return { ok: false, ...base, tip: null, lag: null, error: error instanceof Error ? error.message.split('\n')[0] : String(error) };

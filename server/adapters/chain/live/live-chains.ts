@@ -108,10 +108,10 @@ export async function openLiveChains(
   // An xpub that does not parse is the operator's setting, not the node: named before any node is called
   // (opened behind the node's retries, it read "ETH node at KASSA_ETH_RPC_URL: extended public key: …").
   const xpubErrors: string[] = [];
-  for (const c of [...config.evm, ...config.utxo]) {
+  const checks = [...config.evm.map((c) => [c, parseExtendedPublicKey] as const), ...config.utxo.map((c) => [c, parseAccountXpub] as const)];
+  for (const [c, parse] of checks) {
     try {
-      if (c.network === 'ETH' || c.network === 'BSC') parseExtendedPublicKey(c.xpub);
-      else parseAccountXpub(c.xpub);
+      parse(c.xpub);
     } catch (error) {
       xpubErrors.push(`KASSA_${c.network}_XPUB: ${error instanceof Error ? error.message : String(error)}`);
     }

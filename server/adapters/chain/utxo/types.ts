@@ -3,10 +3,10 @@
  * (`DepositReport`, `Broadcast`), narrowed to the UTXO networks and with
  * what this family always knows (the sender's fee).
  */
-import type { Broadcast, ChainState, DepositReport } from '../../../modules/networks/ports.js';
+import type { Broadcast, ChainState, DepositReport, PayoutSettlement } from '../../../modules/networks/ports.js';
 import type { UtxoNetwork } from './params.js';
 
-export type { ChainState };
+export type { ChainState, PayoutSettlement };
 
 /** Amounts are whole coins, exact decimal strings; `fromAddress` is '' for a coinbase or a non-standard script. */
 export type UtxoDepositReport = Omit<DepositReport, 'network' | 'destinationTag' | 'dictatedRiskScore' | 'onChainFee'> & {
@@ -22,6 +22,3 @@ export type DepositSink = (report: UtxoDepositReport) => Promise<unknown>;
 export type PayoutRequest = Omit<Broadcast, 'network' | 'destinationTag'> & { network: UtxoNetwork };
 
 export type PayoutResult = { txHash: string };
-
-/** A payout as its withdrawal or refund sees it: still on its way, or final at the depth asked for. */
-export type PayoutSettlement = { state: 'PENDING' } | { state: 'FINAL'; txHash: string; success: boolean; at: Date };
