@@ -96,6 +96,17 @@ export function dueAmount(view: CheckoutView, phase: Phase): string | null {
   return showsAddress(phase) && phase !== 'pay' && view.remaining ? view.remaining : view.depositAmount;
 }
 
+/**
+ * The label over the amount: "Still due" after part of it, "Amount" while a transfer that covers it
+ * confirms (nothing is due any more, but the amount stays in sight), else "Amount due".
+ */
+export const amountLabel = (view: CheckoutView, phase: Phase): MessageKey =>
+  owesMore(view, phase) ? 'stillDue' : phase === 'confirming' ? 'amount' : 'amountDue';
+
+/** What the per-payment tag is called: Stellar's is a memo (a memo id), XRP's a destination tag. */
+export const tagKeys = (network: string | null | undefined): { label: MessageKey; copy: MessageKey; note: MessageKey } =>
+  network === 'XLM' ? { label: 'memo', copy: 'copyMemo', note: 'memoNote' } : { label: 'tag', copy: 'copyTag', note: 'tagNote' };
+
 /** The one-line status the live region announces. */
 export function headlineKey(view: CheckoutView, phase: Phase): MessageKey {
   switch (phase) {

@@ -9,8 +9,8 @@
 import { LitElement, html, isServer, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { createCheckoutClient, isNotFound, parsePaymentUrl, type CheckoutClient } from './api.js';
 import {
-  CURRENCY_NAMES, backUrl, depositTone, dueAmount, groupOptions, headlineKey, isComplete, networkLabel, networkShort, owesMore, phaseOf, redirectPlan,
-  secondsLeft, settledIds, showsCountdown, showsPay, sinceOpened, stepsOf, targetOf, toneOf,
+  CURRENCY_NAMES, amountLabel, backUrl, depositTone, dueAmount, groupOptions, headlineKey, isComplete, networkLabel, networkShort, owesMore, phaseOf, redirectPlan,
+  secondsLeft, settledIds, showsCountdown, showsPay, sinceOpened, stepsOf, tagKeys, targetOf, toneOf,
   type CheckoutOption, type CheckoutView, type Phase,
 } from './checkout-state.js';
 import { styles } from './crypto-checkout.styles.js';
@@ -431,7 +431,7 @@ export class CryptoCheckout extends LitElement {
         ? html`<section class="due" part="amount"><p class="label">${t('amountDue')}</p><div class="amount"><bdi class="big">${fiat}</bdi></div>${fee}</section>`
         : cur && due
           ? html`<section class="due" part="amount">
-              <p class="label">${t(more ? 'stillDue' : 'amountDue')}</p>
+              <p class="label">${t(amountLabel(view, phase))}</p>
               <div class="amount">
                 <bdi class="big">${crypto(due)}</bdi>
                 ${pay
@@ -543,6 +543,7 @@ export class CryptoCheckout extends LitElement {
     const uri = view.paymentUri;
     if (uri && this.#qr?.uri !== uri) this.#qr = { uri, path: qrPath(uri) };
     const qr = uri && this.#qr ? this.#qr.path : null;
+    const tag = tagKeys(view.network);
     const field = (what: Copyable, label: MessageKey, copyLabel: MessageKey, value: string) => {
       const done = this.copied === what;
       return html`<div>
@@ -560,7 +561,7 @@ export class CryptoCheckout extends LitElement {
     return html`<div class="pay">
       ${field('address', 'address', 'copyAddress', address)}
       ${view.destinationTag
-        ? html`${field('tag', 'tag', 'copyTag', view.destinationTag)}<p class="note warning">${icon(ALERT)}<span>${translate(m, 'tagNote')}</span></p>`
+        ? html`${field('tag', tag.label, tag.copy, view.destinationTag)}<p class="note warning">${icon(ALERT)}<span>${translate(m, tag.note)}</span></p>`
         : nothing}
       ${view.depositCurrency && view.network
         ? html`<p class="note">${icon(INFO)}<span>${rich(m, 'sendOnly', { currency: view.depositCurrency, network: networkLabel(view.network, view.depositCurrency) })}</span></p>`

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { parsePaymentUrl, isNotFound } from '../../widget/api.js';
 import {
-  backUrl, dueAmount, groupOptions, headlineKey, isComplete, networkLabel, networkShort, owesMore, phaseOf, redirectPlan, secondsLeft, showsAddress,
-  settledIds, showsCountdown, showsPay, sinceOpened, stepsOf, toneOf, type CheckoutDeposit, type CheckoutView,
+  amountLabel, backUrl, dueAmount, groupOptions, headlineKey, isComplete, networkLabel, networkShort, owesMore, phaseOf, redirectPlan, secondsLeft, showsAddress,
+  settledIds, showsCountdown, showsPay, sinceOpened, stepsOf, tagKeys, toneOf, type CheckoutDeposit, type CheckoutView,
 } from '../../widget/checkout-state.js';
 import { sumDecimals } from '../../widget/format.js';
 import { completeDetail, statusDetail } from '../../widget/events.js';
@@ -182,6 +182,13 @@ describe('what is due, and whether to show how to pay', () => {
     expect(owesMore(view({ stillDue: '0.00000001' }), 'confirming')).toBe(true);
     expect(owesMore(view({ stillDue: null }), 'confirming')).toBe(false);
   });
+
+  it('labels the amount by what it is: due, still due after part of it, or only the amount while a covering transfer confirms', () => {
+    expect(amountLabel(view(), 'pay')).toBe('amountDue');
+    expect(amountLabel(view({ status: 'AWAITING', stillDue: '0.006' }), 'underpaid')).toBe('amountDue');
+    expect(amountLabel(view({ status: 'AWAITING', stillDue: '0.006', deposits: [deposit('UNCONFIRMED', { amount: '0.004' })] }), 'confirming')).toBe('stillDue');
+    expect(amountLabel(view({ status: 'AWAITING', stillDue: '0', deposits: [deposit('UNCONFIRMED')] }), 'confirming')).toBe('amount');
+  });
 });
 
 describe('networkShort', () => {
@@ -241,5 +248,13 @@ describe('sumDecimals', () => {
     [['99999999999999999999.99', '0.01'], '100000000000000000000.00'],
   ])('%j sums to %s, exactly', (amounts, total) => {
     expect(sumDecimals(amounts)).toBe(total);
+  });
+});
+
+describe('tagKeys', () => {
+  it('calls Stellar\'s tag a memo and every other network\'s a destination tag', () => {
+    expect(tagKeys('XLM')).toEqual({ label: 'memo', copy: 'copyMemo', note: 'memoNote' });
+    expect(tagKeys('XRP')).toEqual({ label: 'tag', copy: 'copyTag', note: 'tagNote' });
+    expect(tagKeys(null).label).toBe('tag');
   });
 });

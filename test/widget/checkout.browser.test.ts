@@ -563,6 +563,20 @@ describe.skipIf(MODE === 'skip')('checkout widget in Chromium', () => {
     await context.close();
   });
 
+  it('Stellar: the memo is called a memo; a covering transfer on its way shows its amount, not an amount due', async () => {
+    const p = await createPayment({ depositCurrency: 'XLM', depositAmount: '25', network: 'XLM' });
+    const { context, page, errors } = await open(p.paymentUrl, PHONE);
+    await expect.poll(() => page.locator('[part=address]').count()).toBe(2);
+    await expect(page.locator('.pay .label').allTextContents()).resolves.toEqual(['Deposit address', 'Memo']);
+    await expect(page.locator('.pay .note.warning').textContent()).resolves.toBe('Include the memo, or your payment may be lost.');
+    await expect(page.getByRole('button', { name: 'Copy memo' }).count()).resolves.toBe(1);
+    await deposit(p.paymentId, '25', { depositCurrency: 'XLM', network: 'XLM' });
+    await expect.poll(() => page.locator('[role=status]').textContent(), { timeout: 10_000 }).toBe('Payment seen. Waiting for network confirmations…');
+    await expect(page.locator('[part=amount] .label').textContent()).resolves.toBe('Amount');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('live mode: no test mark', async () => {
     const p = await btcPayment();
     // The flag is read per view from the config: live mode's view, without starting live chains.
