@@ -77,7 +77,14 @@ describe.skipIf(!available)('UTXO engine on a Litecoin regtest node', () => {
       ['SEEN', 0],
       ['CONFIRMED', 2],
     ]);
-    expect((await engine.health()).reorgs).toBe(1);
+    const health = await engine.health();
+    expect(health.reorgs).toBe(1);
+    // Another process (the web role, which never scans) reads the same from the database for /metrics.
+    const web = await createUtxoEngine({ network: 'LTC', rpcUrl: node.url, xpub: accountXpub("m/84'/2'/0'"), confirmations: 2, sql: db.sql, sink: recordingSink().sink });
+    const seen = await web.health();
+    expect(seen.reorgs).toBe(1);
+    expect(seen.lastScanAt?.getTime()).toBe(health.lastScanAt?.getTime());
+    expect(Date.now() - seen.lastScanAt!.getTime()).toBeLessThan(60_000);
   });
 
   it('flags a credited deposit whose blocks leave the best chain, without reporting it twice', async () => {

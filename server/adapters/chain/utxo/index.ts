@@ -9,7 +9,7 @@ import { RpcClient } from './rpc.js';
 import { confirmationsFor, resolveParams, type ResolvedParams, type UtxoNetwork } from './params.js';
 import { UtxoScanner } from './scanner.js';
 import { UtxoWallet } from './wallet.js';
-import { countCreditedOffChain, creditedThenReorged, readCursor, RECENT_PAYOUT_DAYS, replacedPayouts, type Sql } from './store.js';
+import { countCreditedOffChain, creditedThenReorged, readScanState, RECENT_PAYOUT_DAYS, replacedPayouts, type Sql } from './store.js';
 import { scriptForAddress } from './keys.js';
 import type { PayoutSigner } from './signer.js';
 import type { DepositSink, PayoutRequest, PayoutResult, PayoutSettlement } from './types.js';
@@ -117,11 +117,11 @@ export async function createUtxoEngine(config: UtxoEngineConfig): Promise<UtxoEn
     replacedPayouts: () => replacedPayouts(config.sql, config.network, RECENT_PAYOUT_DAYS),
     settlement: (id) => (wallet ? wallet.settlement(id, confirmations) : noSigner()),
     health: async () => {
-      const cursor = await readCursor(config.sql, config.network);
+      const cursor = await readScanState(config.sql, config.network);
       const base = {
         height: cursor?.height ?? null,
-        reorgs: scanner.stats.reorgs,
-        lastScanAt: scanner.stats.lastScanAt,
+        reorgs: cursor?.reorgs ?? 0,
+        lastScanAt: cursor?.lastScanAt ?? null,
         creditedOffChain: await countCreditedOffChain(config.sql, config.network),
       };
       try {

@@ -65,8 +65,8 @@ export class UtxoScanner {
   private readonly gap: number;
   /** Mempool transactions already inspected by this process (a restart inspects them again: harmless). */
   private readonly mempoolSeen = new Set<string>();
-  /** Counters for /metrics. */
-  readonly stats = { reorgs: 0, lastScanAt: null as Date | null, height: -1, tip: -1 };
+  /** The node's tip at this process's last pass (a pass that finds another worker scanning reports it). */
+  private lastTip = -1;
 
   constructor(private readonly o: ScannerOptions) {
     this.network = o.params.network;
@@ -101,7 +101,7 @@ export class UtxoScanner {
    * advisory lock: a pass that cannot take it returns at once.
    */
   async scan(): Promise<ScanSummary> {
-    return (await withSessionLock(this.o.sql, `kassa-utxo-scan:${this.network}`, () => this.pass())) ?? { tip: this.stats.tip, blocks: 0, reorgs: 0, reports: 0 };
+    return (await withSessionLock(this.o.sql, `kassa-utxo-scan:${this.network}`, () => this.pass())) ?? { tip: this.lastTip, blocks: 0, reorgs: 0, reports: 0 };
   }
 
   private async pass(): Promise<ScanSummary> {
@@ -145,14 +145,15 @@ export class UtxoScanner {
       if (!restart) break;
       tip = await this.o.rpc.call<number>('getblockcount');
     }
-    this.stats.reorgs += reorgs;
 
     const mempool = new Set(await this.o.rpc.call<string[]>('getrawmempool'));
     await this.readMempool(mempool, watched);
     const reports = await this.settle(tip, mempool);
     // Addresses that got used in this pass move the gap window forward.
     await this.ensureAddresses();
-    Object.assign(this.stats, { lastScanAt: new Date(), height: cursor.height, tip });
+    // In the database, not this process's memory: /metrics of every process (web, worker) reports it.
+    await store.recordPass(this.o.sql, this.network, reorgs);
+    this.lastTip = tip;
     return { tip, blocks, reorgs, reports };
   }
 

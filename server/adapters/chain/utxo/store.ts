@@ -42,6 +42,20 @@ export async function readCursor(sql: SqlLike, network: string): Promise<StoredB
   return row ?? null;
 }
 
+/** What `/metrics` reports of the scanner, from the database: any process sees the scanning worker's passes. */
+export async function readScanState(sql: SqlLike, network: string): Promise<{ height: number; lastScanAt: Date | null; reorgs: number } | null> {
+  // last_scan_at as epoch ms: the pool's type parsers may hand timestamps back as strings.
+  const [row] = await sql<{ height: number; last_scan_ms: string | null; reorg_count: number }[]>`
+    select height, (extract(epoch from last_scan_at) * 1000)::bigint as last_scan_ms, reorg_count from utxo_cursor where network = ${network}`;
+  if (!row) return null;
+  return { height: row.height, lastScanAt: row.last_scan_ms != null ? new Date(Number(row.last_scan_ms)) : null, reorgs: row.reorg_count };
+}
+
+/** A pass completed: when, and how many reorganisations it walked back. */
+export async function recordPass(sql: SqlLike, network: string, reorgs: number): Promise<void> {
+  await sql`update utxo_cursor set last_scan_at = now(), reorg_count = reorg_count + ${reorgs} where network = ${network}`;
+}
+
 export async function storedBlocks(sql: SqlLike, network: string, below: number, limit: number): Promise<StoredBlock[]> {
   return sql<StoredBlock[]>`select height, hash from utxo_blocks where network = ${network} and height <= ${below} order by height desc limit ${limit}`;
 }
