@@ -291,6 +291,9 @@ export async function buildLiveDeps(
       role,
       startAttempts: options.startAttempts,
       onError: (network, error) => log.warn({ err: error, network }, `${network}: chain work failed; retrying`),
+      onUnreachable: (network, message) =>
+        log.error({ network }, `${message}. Starting without ${network} (payments and withdrawals on it: 503 NETWORK_UNAVAILABLE, /ready 503); trying it again every 10 s`),
+      onConnected: (network) => log.info({ network }, `${network}: its node answered; ${network} is open now`),
       onReplaced: async (network, { id, txHash }) => {
         const outcome = await recordReplacedPayout(database.db, id, txHash, (options.now ?? (() => new Date()))());
         if (outcome === 'RECORDED') log.info({ network, id, txHash }, `${network}: ${id} now shows ${txHash} (its transaction was replaced at a higher fee)`);

@@ -18,6 +18,7 @@ const CREATE_ERRORS: readonly ErrorCase[] = [
   SHARED_ERRORS.idempotency('clientPaymentId'),
   { status: 422, code: 'NETWORK_NOT_ALLOWED', when: 'the business does not accept this currency on this network' },
   SHARED_ERRORS.networkNotEnabled,
+  SHARED_ERRORS.networkUnavailable,
   { status: 422, code: 'AMOUNT_BELOW_MINIMUM', when: 'depositAmount is below minAmount of the pair (GET /v1/currencies)' },
   SHARED_ERRORS.ratesUnavailable,
 ];

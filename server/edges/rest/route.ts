@@ -28,6 +28,7 @@ export const SHARED_ERRORS = {
   forbiddenBusiness: { status: 403, code: 'FORBIDDEN_BUSINESS', when: 'businessId is not the API key’s business' },
   idempotency: (idField: string): ErrorCase => ({ status: 409, code: 'IDEMPOTENCY_CONFLICT', when: `${idField} was already used with a different body` }),
   networkNotEnabled: { status: 422, code: 'NETWORK_NOT_ENABLED', when: 'live mode: the network has no node configured' },
+  networkUnavailable: { status: 503, code: 'NETWORK_UNAVAILABLE', when: 'live mode: the network is configured but its node has not answered since start (Retry-After)' },
   ratesUnavailable: { status: 503, code: 'RATES_UNAVAILABLE', when: 'no quorum of fresh market rates (Retry-After)' },
   notFound: { status: 404, code: 'NOT_FOUND', when: 'no such record for this business' },
 } as const satisfies Record<string, ErrorCase | ((field: string) => ErrorCase)>;

@@ -18,6 +18,7 @@ const DESTINATION_ERRORS: readonly ErrorCase[] = [
   { status: 422, code: 'CURRENCY_NOT_SUPPORTED', when: 'the currency is not a payout currency' },
   { status: 422, code: 'NETWORK_NOT_SUPPORTED', when: 'the currency is not withdrawn on this network (MAIN is no longer valid)' },
   SHARED_ERRORS.networkNotEnabled,
+  SHARED_ERRORS.networkUnavailable,
   { status: 422, code: 'INVALID_ADDRESS', when: 'the address is not valid for the network' },
   { status: 422, code: 'INVALID_DESTINATION_TAG', when: 'the destination tag or memo is not valid for the network' },
 ];

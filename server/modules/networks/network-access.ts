@@ -10,7 +10,7 @@
 import type { Database } from '../../../db/client.js';
 import type { PlatformDeps } from '../../platform/runtime.js';
 import type { MasterKey } from '../../platform/secrets.js';
-import { unprocessable } from '../../platform/errors.js';
+import { KassaError, unprocessable } from '../../platform/errors.js';
 import { DEPOSIT_NETWORKS, NETWORKS, isCrypto, type Network, type RatesPort } from '../money/index.js';
 import { validateAddress, type AddressValidation } from './addresses.rules.js';
 import { depositAddress, type DepositAddress } from './deposit-address.js';
@@ -30,6 +30,11 @@ export type NetworkAccess = {
   readonly mode: 'sandbox' | 'live';
   /** The networks offered, in the spec's order. */
   readonly enabled: readonly Network[];
+  /**
+   * Live: networks configured whose node has not answered since the process started. Kassa tries them
+   * again in the background; meanwhile a payment or withdrawal on one is 503 NETWORK_UNAVAILABLE.
+   */
+  readonly unavailable?: readonly Network[];
   /** Whether `currency` may be used on `network` (its node is configured and, for tokens, the contract is). */
   offers(currency: string, network: Network): boolean;
   /** The PostgreSQL sequence numbering the network's deposit addresses. */
@@ -65,6 +70,11 @@ export function sandboxNetworkAccess(masterKey: MasterKey): NetworkAccess {
 export function assertOffered(access: NetworkAccess, currency: string | null | undefined, network: string, field = 'network'): void {
   const known = (NETWORKS as readonly string[]).includes(network);
   if (known && access.enabled.includes(network as Network) && (!currency || access.offers(currency, network as Network))) return;
+  if (access.unavailable?.includes(network as Network)) {
+    throw new KassaError(503, 'NETWORK_UNAVAILABLE', `${network}'s node has not answered since Kassa started; it is tried again every 10 s. Retry later.`, [], {
+      'retry-after': '10',
+    });
+  }
   const what = currency && known && access.enabled.includes(network as Network) ? `${currency} on ${network} is` : `Network ${network} is`;
   const enabled = access.enabled.length ? access.enabled.join(', ') : 'none';
   throw unprocessable('NETWORK_NOT_ENABLED', `${what} not enabled on this installation (enabled networks: ${enabled}).`, [

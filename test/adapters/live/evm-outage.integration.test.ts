@@ -6,6 +6,7 @@
  * signer refuses a mnemonic that does not derive the configured xpub.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWalletClient, http, parseEther, type Hex } from 'viem';
@@ -67,6 +68,53 @@ describe('a node outage', () => {
     expect(read.status).toBe('DEPOSITED');
     expect(read.deposits.map((d: { transactionId: string; status: string }) => [d.transactionId, d.status])).toEqual([[hash, 'CONFIRMED']]);
     expect((await app.app.inject({ url: '/ready' })).statusCode).toBe(200);
+  });
+});
+
+describe('a node down at start', () => {
+  test('Kassa starts without its network (503 NETWORK_UNAVAILABLE, /ready 503 naming it) and opens it once the node answers', async () => {
+    // A port nothing listens on, which the node then takes.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const late = await startLiveApp({ KASSA_ETH_RPC_URL: `http://127.0.0.1:${port}`, KASSA_ETH_XPUB: testXpub('ETH'), KASSA_ETH_TOKENS: tokens });
+    let node: Anvil | undefined;
+    try {
+      const create = (clientPaymentId: string) =>
+        late.signed('POST', '/v1/payments', {
+          clientPaymentId, businessId: late.business.businessId, locale: 'en', depositCurrency: 'ETH', network: 'ETH', depositAmount: '0.01',
+        });
+      const refused = await create('late-1');
+      expect(refused.statusCode, refused.body).toBe(503);
+      expect(refused.headers['retry-after']).toBe('10');
+      expect(refused.json()).toMatchObject({ code: 'NETWORK_UNAVAILABLE' });
+      expect(refused.json().detail).toMatch(/^ETH's node has not answered since Kassa started/);
+      const ready = await late.app.inject({ url: '/ready' });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().networks.ETH).toMatchObject({ ok: false, height: null });
+      expect(ready.json().networks.ETH.error).toMatch(/ETH node at KASSA_ETH_RPC_URL/);
+      const currencies = (await late.signed('GET', '/v1/currencies')).json().currencies as { networks: unknown[] }[];
+      expect(currencies.flatMap((c) => c.networks)).toEqual([]);
+      // Its scanner has nothing to scan yet, and says nothing.
+      await late.scan('ETH');
+
+      node = await startAnvil([], port);
+      // The same deployer's first transaction: the token lands at the address KASSA_ETH_TOKENS names.
+      const deployer = createWalletClient({ account: mnemonicToAccount(ANVIL_MNEMONIC), transport: http(node.url) });
+      expect(`USDT=${(await deployTestToken(deployer, node.client, 6)).address}`).toBe(tokens);
+      await late.deps.background.find((b) => b.name === 'reconnect')!.runOnce();
+      const created = await create('late-2');
+      expect(created.statusCode, created.body).toBe(200);
+      expect((await late.app.inject({ url: '/ready' })).statusCode).toBe(200);
+      await late.scan('ETH');
+      expect((await late.app.inject({ url: '/ready' })).json().networks.ETH).toMatchObject({ ok: true, lag: 0 });
+    } finally {
+      await late.stop();
+      await node?.stop();
+    }
   });
 });
 

@@ -8,7 +8,7 @@
  * - all (one process): worker, and signer when the mnemonic file is set.
  */
 import type { Sql } from 'postgres';
-import type { Network } from '../../../modules/money/index.js';
+import { NETWORKS, type Network } from '../../../modules/money/index.js';
 import { SHARED_ADDRESS_SEQUENCE, type NetworkAccess } from '../../../modules/networks/index.js';
 import type { ChainPorts } from '../../../modules/networks/ports.js';
 import { parseExtendedPublicKey, signerAccountKey } from '../evm/index.js';
@@ -68,16 +68,26 @@ function loop(name: string, everyMs: number, step: () => Promise<unknown>, onErr
   };
 }
 
-/** Node calls at start retry for a while: a node restarting beside Kassa should not stop it from starting. */
+/** A node that did not answer in its start-up attempts (as opposed to a setting it refused). */
+export class NodeUnreachableError extends Error {
+  override name = 'NodeUnreachableError';
+}
+
+/** How often a network whose node did not answer at start is tried again, in every role. */
+export const RECONNECT_MS = 10_000;
+
+/**
+ * Node calls at start retry for a while: a node restarting beside Kassa should not stop it from starting.
+ * A setting the node shows to be wrong (LiveChainConfigError) is not retried.
+ */
 async function withRetries<T>(what: string, open: () => Promise<T>, attempts: number, delayMs: number): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await open();
     } catch (error) {
-      if (error instanceof LiveChainConfigError || attempt >= attempts) {
-        const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-        throw new LiveChainConfigError(`${what}: ${reason}`);
-      }
+      const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      if (error instanceof LiveChainConfigError) throw new LiveChainConfigError(`${what}: ${reason}`);
+      if (attempt >= attempts) throw new NodeUnreachableError(`${what}: ${reason}`);
       await new Promise((r) => setTimeout(r, delayMs));
     }
   }
@@ -98,6 +108,13 @@ export async function openLiveChains(
     onSettled?: (network: Network, id: string, settled: Extract<PayoutSettlement, { state: 'FINAL' }>) => Promise<void>;
     /** Start-up attempts per node (default 5, 2 s apart). */
     startAttempts?: number;
+    /**
+     * A node did not answer in its start-up attempts: the process starts without its network (503
+     * NETWORK_UNAVAILABLE for it, /ready 503) and tries it again every RECONNECT_MS.
+     */
+    onUnreachable?: (network: Network, message: string) => void;
+    /** A network whose node did not answer at start is open now. */
+    onConnected?: (network: Network) => void;
   },
 ): Promise<LiveChains> {
   const signs = signsIn(options.role, config.mnemonicFile);
@@ -139,27 +156,43 @@ export async function openLiveChains(
     }
   }
   const attempts = options.startAttempts ?? 5;
+  const openers = [
+    ...config.evm.map((c) => ({ network: c.network, open: () => openEvmChain(c, { sql: options.sql, sink: options.sink, mnemonicFile }) })),
+    ...config.utxo.map((c) => ({ network: c.network, open: () => openUtxoChain(c, { sql: options.sql, sink: options.sink, signer: utxoSigner }) })),
+  ];
+  const what = (network: Network) => `${network} node at KASSA_${network}_RPC_URL`;
+  // Filled as networks open (at start, or later for a node that did not answer then): the arrays and
+  // the map are the ones `access`, the payouts pass and health read, so a network joins them in place.
   const opened: LiveChain[] = [];
-  for (const c of config.evm) {
-    opened.push(
-      await withRetries(`${c.network} node at KASSA_${c.network}_RPC_URL`, () => openEvmChain(c, { sql: options.sql, sink: options.sink, mnemonicFile }), attempts, 2000),
-    );
+  const byNetwork = new Map<Network, LiveChain>();
+  const enabled: Network[] = [];
+  const chains: ChainPorts = {};
+  /** Configured networks whose node has not answered since start, with the last reason. */
+  const waiting = new Map<Network, { open: () => Promise<LiveChain>; reason: string }>();
+  const unavailable: Network[] = [];
+  const adopt = (chain: LiveChain) => {
+    opened.push(chain);
+    byNetwork.set(chain.network, chain);
+    chains[chain.network] = chain.port;
+    enabled.splice(0, enabled.length, ...NETWORKS.filter((n) => byNetwork.has(n)));
+    waiting.delete(chain.network);
+    unavailable.splice(0, unavailable.length, ...waiting.keys());
+  };
+  for (const o of openers) {
+    try {
+      adopt(await withRetries(what(o.network), o.open, attempts, 2000));
+    } catch (error) {
+      // One node down must not stop the others' payments: start without it, say so, and keep trying.
+      if (!(error instanceof NodeUnreachableError)) throw error;
+      waiting.set(o.network, { open: o.open, reason: error.message });
+      unavailable.push(o.network);
+      options.onUnreachable?.(o.network, error.message);
+    }
   }
-  for (const c of config.utxo) {
-    opened.push(
-      await withRetries(
-        `${c.network} node at KASSA_${c.network}_RPC_URL`,
-        () => openUtxoChain(c, { sql: options.sql, sink: options.sink, signer: utxoSigner }),
-        attempts,
-        2000,
-      ),
-    );
-  }
-  const byNetwork = new Map(opened.map((c) => [c.network, c]));
-  const enabled = opened.map((c) => c.network);
   const access: NetworkAccess = {
     mode: 'live',
     enabled,
+    unavailable,
     offers: (currency, network) => byNetwork.get(network)?.offers(currency) ?? false,
     addressSequence: (network) => byNetwork.get(network)?.addressSequence ?? SHARED_ADDRESS_SEQUENCE,
     depositAddress: (network, index) => {
@@ -168,13 +201,38 @@ export async function openLiveChains(
       return chain.depositAddress(index);
     },
     validateAddress: (network, address) =>
-      byNetwork.get(network)?.validateAddress(address) ?? { valid: false, reason: `${network} is not enabled on this installation` },
+      byNetwork.get(network)?.validateAddress(address) ?? {
+        valid: false,
+        reason: waiting.has(network) ? `${network}'s node has not answered since Kassa started; try again later` : `${network} is not enabled on this installation`,
+      },
     paymentUri: (network, p) => byNetwork.get(network)?.paymentUri(p) ?? null,
   };
   const background: LoopTask[] = [];
+  if (waiting.size > 0) {
+    background.push(
+      loop(
+        'reconnect',
+        RECONNECT_MS,
+        async () => {
+          for (const [network, w] of waiting) {
+            try {
+              adopt(await w.open());
+              options.onConnected?.(network);
+            } catch (error) {
+              w.reason = `${what(network)}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+              // A node that answers but shows a setting wrong (another chain, a missing token contract) needs the operator.
+              if (error instanceof LiveChainConfigError) options.onError(network, new LiveChainConfigError(w.reason));
+            }
+          }
+        },
+        () => {},
+      ),
+    );
+  }
   if (options.role === 'worker' || options.role === 'all') {
-    for (const chain of opened) {
-      background.push(loop(`${chain.network} scanner`, config.pollMs, () => chain.scan(), (e) => options.onError(chain.network, e)));
+    for (const { network } of openers) {
+      // A network still waiting for its node has nothing to scan yet; its loop starts scanning once it opens.
+      background.push(loop(`${network} scanner`, config.pollMs, async () => byNetwork.get(network)?.scan(), (e) => options.onError(network, e)));
     }
   }
   if (signs) {
@@ -203,10 +261,18 @@ export async function openLiveChains(
   }
   return {
     access,
-    chains: Object.fromEntries(opened.map((c) => [c.network, c.port])),
+    chains,
     byNetwork,
     signs,
-    health: async () => Object.fromEntries(await Promise.all(opened.map(async (c) => [c.network, await c.health()] as const))),
+    health: async () => ({
+      ...Object.fromEntries(await Promise.all(opened.map(async (c) => [c.network, await c.health()] as const))),
+      ...Object.fromEntries(
+        [...waiting].map(([network, w]) => [
+          network,
+          { ok: false, height: null, tip: null, lag: null, lastScanAt: null, reorgs: 0, creditedOffChain: 0, error: `not open since start: ${w.reason}` },
+        ]),
+      ),
+    }),
     background,
     close: async () => {
       await Promise.all(opened.map((c) => c.close()));
