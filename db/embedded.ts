@@ -162,11 +162,59 @@ export function runningPort(dir: string): number | null {
   return Number.isInteger(port) && port > 0 ? port : null;
 }
 
-/** The URL builder of the server already running on `dir` (a CLI command beside `npm start`), or null. */
-export function runningServer(dir: string): ((database?: string) => string) | null {
+/** Which Kassa process started the server running on `dir` (written at start, beside the data directory). */
+const ownerFileOf = (dir: string) => `${resolve(dir)}.owner`;
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * The server already running on `dir`, or null: its URL builder, and how to stop it. A server whose
+ * Kassa is alive (a CLI command beside `npm start`, a worker beside the web process) is its owner's to
+ * stop: `stop` leaves it. One whose Kassa died without stopping it (a kill -9, a crash) is an orphan:
+ * this process adopts it, and `stop` stops it as if it had started it.
+ */
+export function runningServer(dir: string): { url: (database?: string) => string; stop: () => Promise<void> } | null {
   const port = runningPort(dir);
   if (!port) return null;
-  return urlFor(port, readPassword(dir) ?? LEGACY_PASSWORD);
+  const url = urlFor(port, readPassword(dir) ?? LEGACY_PASSWORD);
+  const owner = readOwner(dir);
+  // No owner named (started by hand, or by a Kassa from before owners were written): not ours to stop.
+  if (owner === null || (owner !== process.pid && alive(owner))) return { url, stop: async () => {} };
+  writeFileSync(ownerFileOf(dir), `${process.pid}\n`);
+  const postmaster = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return {
+    url,
+    stop: async () => {
+      await stopPostmaster(postmaster);
+      rmSync(ownerFileOf(dir), { force: true });
+    },
+  };
+}
+
+function readOwner(dir: string): number | null {
+  try {
+    return Number(readFileSync(ownerFileOf(dir), 'utf8').trim()) || null;
+  } catch {
+    return null;
+  }
+}
+
+/** SIGINT (PostgreSQL's fast shutdown) to a server this process did not spawn; resolves once it is gone (SIGQUIT after 20 s). */
+async function stopPostmaster(pid: number): Promise<void> {
+  if (!alive(pid)) return;
+  process.kill(pid, 'SIGINT');
+  const quitAt = Date.now() + 20_000;
+  while (alive(pid)) {
+    if (Date.now() > quitAt) process.kill(pid, 'SIGQUIT');
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** Clusters made before passwords were random used this one; they are moved to a random one at start. */
@@ -267,6 +315,8 @@ export async function startEmbedded(dir: string, options: { persistent?: boolean
   closeSync(log);
   child.on('error', () => {}); // reported through waitUntilReady's exit check
   await waitUntilReady(dir, child, logFile);
+  // Who stops it: another Kassa finding it running leaves it to this process while this one lives.
+  writeFileSync(ownerFileOf(dir), `${process.pid}\n`);
 
   if (!password) {
     // A cluster from before random passwords: replace the well-known one.
@@ -284,6 +334,7 @@ export async function startEmbedded(dir: string, options: { persistent?: boolean
   const stop = () =>
     (stopped ??= new Promise<void>((resolveStop) => {
       const done = () => {
+        rmSync(ownerFileOf(dir), { force: true });
         if (options.persistent === false) {
           rmSync(dir, { recursive: true, force: true });
           rmSync(passwordFileOf(dir), { force: true });

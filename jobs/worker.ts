@@ -83,7 +83,8 @@ export async function startWorker(
     noHandleSignals: true,
     logger: workerLogger(deps.log),
     taskList: taskList(deps, options.tasks),
-    ...(options.crontab === false ? {} : { crontab: CRONTAB }),
+    // No crontab: an empty list, or graphile-worker reads ./crontab from the working directory (and logs that it is missing).
+    ...(options.crontab === false ? { parsedCronItems: [] } : { crontab: CRONTAB }),
   }).catch(async (error: unknown) => {
     await pool.end();
     throw error;

@@ -72,8 +72,8 @@ export async function openDatabase(config: Config): Promise<OpenedDatabase> {
     return { url: config.databaseUrl, stop: async () => {}, embedded: false };
   }
   const dir = resolve(config.dataDir, 'pg');
-  const running = runningServer(dir);
-  const server = running ? { url: running, stop: async () => {} } : await startEmbedded(dir);
+  // One already running there: a CLI command beside `npm start`, or an orphan of a Kassa killed without stopping it.
+  const server = runningServer(dir) ?? (await startEmbedded(dir));
   await ensureDatabase(server.url(), DATABASE_NAME);
   const url = server.url(DATABASE_NAME);
   await migrate(url);

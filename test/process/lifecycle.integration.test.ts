@@ -96,6 +96,24 @@ describe('shutdown', () => {
     expect(readFileSync(pwfile, 'utf8').trim()).not.toBe('postgres');
   }, 180_000);
 
+  it('after a kill -9, the next start adopts the PostgreSQL left running and stops it at its SIGTERM', async () => {
+    const dataDir = join(privateDir('kassa-orphan-'), 'kassa');
+    // Should the test fail, no PostgreSQL outlives it.
+    cleanup.push(() => postgresOf(dataDir).forEach((pid) => process.kill(Number(pid), 'SIGQUIT')));
+    const first = await startBundle({ KASSA_DATA_DIR: dataDir, PORT: String(await freePort()) });
+    const orphan = postgresOf(dataDir);
+    expect(orphan.length).toBeGreaterThan(0);
+    first.proc.kill('SIGKILL');
+    await first.exited;
+    expect(postgresOf(dataDir), 'PostgreSQL outlives a kill -9').toEqual(orphan);
+    const second = await startBundle({ KASSA_DATA_DIR: dataDir, PORT: String(await freePort()) });
+    expect(postgresOf(dataDir), 'the second start reuses it').toEqual(orphan);
+    second.proc.kill('SIGTERM');
+    await second.exited;
+    expect({ code: second.proc.exitCode, stderr: second.stderr() }).toEqual({ code: 0, stderr: '' });
+    await waitFor(() => postgresOf(dataDir).length === 0, 20_000, 'the adopted PostgreSQL to stop');
+  }, 120_000);
+
   it('SIGTERM sent to `npm start` itself stops the server it started', async () => {
     const dataDir = join(privateDir('kassa-npm-'), 'kassa');
     const port = await freePort();
@@ -264,6 +282,8 @@ describe('the worker speaks', () => {
       expect(failed).toMatchObject({ component: 'worker', task: 'expire_payment', jobId: job.id, attempt: 1, maxAttempts: 1 });
       expect(String(failed.msg)).toMatch(/^Failed task/);
       expect(JSON.stringify(failed.err)).toContain('paymentId');
+      // Without a crontab (the signer's worker) graphile-worker is given none: it neither looks for ./crontab nor says so.
+      expect(lines.filter((l) => /crontab/i.test(String(l.msg))).map((l) => l.msg)).toEqual([]);
     } finally {
       await runner.stop();
       await db.drop();
