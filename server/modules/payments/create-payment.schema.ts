@@ -110,3 +110,22 @@ function checkAmount(
 }
 
 export type CreatePaymentInput = z.infer<typeof CreatePaymentSchema>;
+
+/**
+ * The request with its defaults written out, for the idempotency check: a retry that spells a default
+ * (`type: "ONE_TIME"`, `redirectMode: "PARENT"`, `expirationMinutes: 30`, or 0 for its 7 days) asks for
+ * the payment the first request made, so it is the same request, not 409 IDEMPOTENCY_CONFLICT. Only
+ * fixed defaults: none that depends on the business's settings, which may change between the two.
+ */
+export function withDefaults(input: CreatePaymentInput): CreatePaymentInput {
+  const type = input.type ?? 'ONE_TIME';
+  const reusable = type === 'REUSABLE';
+  return {
+    ...input,
+    type,
+    rateType: reusable ? 'FLOATING' : (input.rateType ?? 'FIXED'),
+    // REUSABLE: ignored, never expires.
+    expirationMinutes: reusable ? undefined : input.expirationMinutes === 0 ? ZERO_EXPIRATION_MINUTES : (input.expirationMinutes ?? DEFAULT_EXPIRATION_MINUTES),
+    redirectMode: input.redirectMode ?? 'PARENT',
+  };
+}

@@ -23,7 +23,7 @@ import { Dec } from '../money/index.js';
 import { UNIFORM_CURRENCY, type PricedCurrency } from '../money/index.js';
 import { valuationRates, type LockedRates } from '../money/index.js';
 import {
-  DEFAULT_EXPIRATION_MINUTES, ZERO_EXPIRATION_MINUTES, type CreatePaymentInput,
+  DEFAULT_EXPIRATION_MINUTES, ZERO_EXPIRATION_MINUTES, withDefaults, type CreatePaymentInput,
 } from './create-payment.schema.js';
 import { toPaymentRecord, type PaymentRecord, type PaymentRow } from './payment-record.rules.js';
 import { priceCrypto, priceFiat, priceInCrypto } from './pricing.js';
@@ -216,7 +216,7 @@ export async function createPayment(
     throw validationFailed([{ field: 'displayCurrency', message: 'required' }]);
   }
 
-  const hash = requestHash(input);
+  const hash = requestHash(withDefaults(input));
   // One statement, so one round trip and atomic on its own: the trigger `payments_created_events`
   // (db/migrations/0011_payment_created_per_statement.sql) writes the creation events of its rows, and the expiry is
   // scheduled from expiresAt (payments/expiry.ts).
@@ -257,7 +257,8 @@ export async function createPayment(
       where: and(eq(payments.businessId, business.id), eq(payments.clientPaymentId, input.clientPaymentId)),
     });
     if (!existing) throw conflict('IDEMPOTENCY_CONFLICT', 'A payment with this clientPaymentId is being created; retry.');
-    if (existing.requestHash !== hash) {
+    // A payment created before defaults were written out has the hash of the request as it came.
+    if (existing.requestHash !== hash && existing.requestHash !== requestHash(input)) {
       throw conflict('IDEMPOTENCY_CONFLICT', `clientPaymentId ${input.clientPaymentId} was already used with a different request.`);
     }
     return { record: await paymentRecord(tx, existing, deps.config.publicUrl), created: false };

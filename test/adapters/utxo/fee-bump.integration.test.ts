@@ -12,7 +12,7 @@ import { litecoindAvailable, type Litecoind } from './litecoind.js';
 import { MNEMONIC, startLtcWallet } from './fixtures.js';
 import { AccountKeys } from '../../../server/adapters/chain/utxo/keys.js';
 import type { ResolvedParams } from '../../../server/adapters/chain/utxo/params.js';
-import { findPayout, payoutAttempts, replacedPayouts } from '../../../server/adapters/chain/utxo/store.js';
+import { findPayout, payoutAttempts, payoutsToTend, replacedPayouts } from '../../../server/adapters/chain/utxo/store.js';
 import { UtxoScanner } from '../../../server/adapters/chain/utxo/scanner.js';
 import { UtxoSigner } from '../../../server/adapters/chain/utxo/signer.js';
 import { UtxoWallet } from '../../../server/adapters/chain/utxo/wallet.js';
@@ -144,6 +144,22 @@ describe.skipIf(!available)('LTC payouts the market outbids', () => {
     expect((await findPayout(db.sql, 'LTC', 'crashed'))!.txid).toBe(replacement);
     expect(await payoutAttempts(db.sql, 'LTC', 'crashed')).toHaveLength(2);
     expect(await mempool()).toContain(replacement);
+  });
+
+  it('a payout older than a week that is not final is still tended; one found final leaves the pass', async () => {
+    await fund(7, '0.5');
+    const to = await payee.call<string>('getnewaddress', ['', 'bech32']);
+    const { txHash } = await walletAt('10').payout({ id: 'old-unmined', network: 'LTC', currency: 'LTC', toAddress: to, amount: '0.1' });
+    // Signed eight days ago and, say, evicted from every mempool since: the pass sends it again.
+    await db.sql`update utxo_payouts set created_at = now() - interval '8 days' where network = 'LTC' and id = 'old-unmined'`;
+    await db.sql`update utxo_payout_attempts set created_at = now() - interval '8 days' where network = 'LTC' and payout_id = 'old-unmined'`;
+    expect((await payoutsToTend(db.sql, 'LTC', 7)).map((p) => p.id)).toContain('old-unmined');
+    expect(await walletAt('10').tendPending(3_600_000)).toBeGreaterThanOrEqual(1);
+    expect(await mempool()).toContain(txHash);
+    await node.mine(2);
+    await scanner.scan();
+    expect(await walletAt('10').settlement('old-unmined', 2)).toMatchObject({ state: 'FINAL', txHash });
+    expect((await payoutsToTend(db.sql, 'LTC', 7)).map((p) => p.id)).not.toContain('old-unmined');
   });
 
   it('one pass a network at a time: a pass that finds another one running does nothing', async () => {

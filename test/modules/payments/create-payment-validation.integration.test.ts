@@ -499,6 +499,20 @@ describe('idempotency on (businessId, clientPaymentId) (CONTRACT §4)', () => {
     expect(row!.expected_display_amount).toBe('10.00');
   });
 
+  it('a retry that writes out the defaults is the same request; another value for a defaulted field is not', async () => {
+    const body = fiat();
+    const first = await accepted(body);
+    const spelled = { ...body, type: 'ONE_TIME', rateType: 'FIXED', expirationMinutes: 30, redirectMode: 'PARENT' };
+    expect((await accepted(spelled)).paymentId).toBe(first.paymentId);
+    expectProblem(await create({ ...body, expirationMinutes: 31 }), 409, 'IDEMPOTENCY_CONFLICT');
+    expectProblem(await create({ ...body, redirectMode: 'SELF' }), 409, 'IDEMPOTENCY_CONFLICT');
+    // 0 is the 7 days it stands for; a REUSABLE payment has no expiry to spell.
+    const week = await accepted(fiat({ expirationMinutes: 0 }));
+    expect((await accepted(fiat({ clientPaymentId: week.clientPaymentId, expirationMinutes: 10_080 }))).paymentId).toBe(week.paymentId);
+    const reusable = await accepted(fiat({ type: 'REUSABLE' }));
+    expect((await accepted(fiat({ clientPaymentId: reusable.clientPaymentId, type: 'REUSABLE', rateType: 'FLOATING' }))).paymentId).toBe(reusable.paymentId);
+  });
+
   it('lets two businesses use the same clientPaymentId', async () => {
     const other = await t.addBusiness();
     const clientPaymentId = newClientId('shared');

@@ -279,17 +279,24 @@ export const RECENT_PAYOUT_DAYS = 7;
 export type OpenPayout = { id: string; txid: string; fee: bigint; feeRate: string; changeIndex: number | null; inputs: { txid: string; vout: number }[]; signedAt: Date };
 
 /**
- * Payouts created within `withinDays`, with when their last version was signed (a replacement the
- * node refused counts: the next is tried one wait later, not on every pass).
+ * The payouts to tend: every one not yet found final, whatever its age, and those created within
+ * `withinDays` (a final one too: a reorganisation deeper than the confirmations is looked after for a
+ * while), with when their last version was signed (a replacement the node refused counts: the next is
+ * tried one wait later, not on every pass).
  */
-export async function recentPayouts(sql: SqlLike, network: string, withinDays: number): Promise<OpenPayout[]> {
+export async function payoutsToTend(sql: SqlLike, network: string, withinDays: number): Promise<OpenPayout[]> {
   const rows = await sql<(Omit<OpenPayout, 'fee'> & { fee: string })[]>`
     select p.id, p.txid, p.fee, p.fee_rate::text as "feeRate", p.change_index as "changeIndex", p.inputs,
            greatest(p.created_at, (select max(a.created_at) from utxo_payout_attempts a where a.network = p.network and a.payout_id = p.id)) as "signedAt"
       from utxo_payouts p
-     where p.network = ${network} and p.created_at > now() - make_interval(days => ${withinDays})
+     where p.network = ${network} and (p.final_at is null or p.created_at > now() - make_interval(days => ${withinDays}))
      order by p.created_at, p.id`;
   return rows.map((r) => ({ ...r, fee: BigInt(r.fee), signedAt: new Date(r.signedAt) }));
+}
+
+/** A version of the payout is deep enough on the best chain: it leaves the pass once out of the recent window. */
+export async function markPayoutFinal(sql: SqlLike, network: string, id: string): Promise<void> {
+  await sql`update utxo_payouts set final_at = coalesce(final_at, now()) where network = ${network} and id = ${id}`;
 }
 
 /** The tracked outputs a payout spends, in its input order (what signing it again needs). */

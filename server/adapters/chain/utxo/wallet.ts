@@ -180,7 +180,7 @@ export class UtxoWallet {
    * Where a payout stands for its withdrawal or refund: FINAL once a version of it is
    * `confirmations` deep on the node's best chain (that version becomes the one in force), PENDING
    * before, and while nothing is signed for it. A mined UTXO transaction cannot fail; a version reorganised away is unmined again, and
-   * `tendPending` sends it again (it re-checks the last 7 days' payouts).
+   * `tendPending` sends it again (it tends every payout not found final here, and the last 7 days' payouts).
    */
   async settlement(id: string, confirmations: number): Promise<PayoutSettlement> {
     const payout = await store.findPayout(this.o.sql, this.network, id);
@@ -191,13 +191,14 @@ export class UtxoWallet {
       if (!block) continue;
       if (block.confirmations < confirmations) return { state: 'PENDING' };
       if (txid !== payout.txid) await store.movePayoutTo(this.o.sql, this.network, id, payout.txid, txid);
+      await store.markPayoutFinal(this.o.sql, this.network, id);
       return { state: 'FINAL', txHash: txid, success: true, at: new Date(block.time * 1000) };
     }
     return { state: 'PENDING' };
   }
 
   /**
-   * The signer's pass over the payouts of the last `withinDays` (every minute): each is looked up
+   * The signer's pass over the payouts not yet found final, and those of the last `withinDays` (every minute): each is looked up
    * first, every signed version of it (a replacement, or the version it replaced, may be the one
    * mined, or the one in the mempool). On a chain with RBF, a payout whose last version was signed
    * `bumpAfterMs` ago, while the market asks more than its version in force pays, is replaced
@@ -216,7 +217,7 @@ export class UtxoWallet {
     const failures: unknown[] = [];
     let sent = 0;
     let market: bigint | undefined;
-    for (const open of await store.recentPayouts(this.o.sql, this.network, withinDays)) {
+    for (const open of await store.payoutsToTend(this.o.sql, this.network, withinDays)) {
       try {
         const state = await this.refresh(open);
         if (state !== 'UNMINED') continue;
