@@ -14,7 +14,7 @@ import { answered, BATCHES_IN_FLIGHT, preparedPerPool, type Database, type Query
 import { deposits, payments, refunds } from '../../../db/schema.js';
 import { assertProofHolds, getBusiness, proofHolds, type Business, type CallerProof } from '../businesses/index.js';
 import type { PaymentsDeps as Deps } from './ports.js';
-import { conflict, forbidden, notFound, unprocessable, validationFailed } from '../../platform/errors.js';
+import { conflict, forbidden, KassaError, notFound, unprocessable, validationFailed } from '../../platform/errors.js';
 import { keyset } from '../../platform/cursor.js';
 import {
   CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_DECIMALS, isCrypto, type FiatCurrency, type Network, type PaymentStatus,
@@ -171,8 +171,90 @@ export async function createPayment(
     : input.expirationMinutes === 0
       ? ZERO_EXPIRATION_MINUTES
       : (input.expirationMinutes ?? DEFAULT_EXPIRATION_MINUTES);
-  const fees = { serviceFeePercent: business.serviceFeePercent, userFeeSharePercent: business.userFeeSharePercent };
+  const hash = requestHash(withDefaults(input));
+  let priced: Partial<typeof payments.$inferInsert> & { pricedIn: 'FIAT' | 'CRYPTO' };
+  let status: PaymentStatus;
+  try {
+    ({ priced, status } = await price(deps, business, input, now));
+  } catch (error) {
+    // A replay returns the payment the first request made, whatever has changed since (rates out, the
+    // network's node down, the business's networks narrowed): the refusal is only for a new payment.
+    if (error instanceof KassaError && (error.status === 422 || error.status === 503)) {
+      const original = await readSnapshot(deps, (tx) => replayed(tx, deps, business.id, input, hash));
+      if (original) return original;
+    }
+    throw error;
+  }
+  // One statement, so one round trip and atomic on its own: the trigger `payments_created_events`
+  // (db/migrations/0011_payment_created_per_statement.sql) writes the creation events of its rows, and the expiry is
+  // scheduled from expiresAt (payments/expiry.ts).
+  // Only a crypto-priced payment first draws its deposit address (a sequence, so a replay's
+  // unused index is a harmless gap).
+  if (priced.network) Object.assign(priced, await assignAddress(db, deps, priced.network as Network));
+  const values: PaymentInsert = {
+    businessId: business.id,
+    clientPaymentId: input.clientPaymentId,
+    requestHash: hash,
+    checkoutToken: randomToken('', 16),
+    status,
+    type,
+    rateType: reusable ? 'FLOATING' : (input.rateType ?? 'FIXED'),
+    locale: input.locale,
+    serviceFeePercent: business.serviceFeePercent,
+    userFeeSharePercent: business.userFeeSharePercent,
+    settlementCurrency: business.settlementCurrency,
+    riskReviewThreshold: business.riskReviewThreshold,
+    riskBlockThreshold: business.riskBlockThreshold,
+    overpaymentPolicy: business.overpaymentPolicy,
+    refundFollowUpDeposits: business.refundFollowUpDeposits,
+    redirectUrl: input.redirectUrl ?? null,
+    redirectMode: input.redirectMode ?? 'PARENT',
+    expirationMinutes,
+    expiresAt: reusable ? null : new Date(now.getTime() + expirationMinutes * 60_000),
+    initiatedBy: caller.apiKey,
+    initiatedAt: now,
+    createdAt: now,
+    ...priced,
+  };
+  const row = await insertPayment(deps, values, caller.proof);
+  if (row) return { record: toPaymentRecord(row, deps.config.publicUrl), created: true };
+  // Nothing written: a replay of the clientPaymentId, or (a cached caller) a key or business changed since.
+  await assertProofHolds(db, caller.proof);
+  const original = await readSnapshot(deps, (tx) => replayed(tx, deps, business.id, input, hash));
+  if (!original) throw conflict('IDEMPOTENCY_CONFLICT', 'A payment with this clientPaymentId is being created; retry.');
+  return original;
+}
 
+/**
+ * The payment an earlier request with this clientPaymentId made, if any (`null` when there is none);
+ * 409 IDEMPOTENCY_CONFLICT when that request differed.
+ */
+async function replayed(
+  tx: Queryable,
+  deps: Deps,
+  businessId: string,
+  input: CreatePaymentInput,
+  hash: string,
+): Promise<{ record: PaymentRecord; created: false } | null> {
+  const existing = await tx.query.payments.findFirst({
+    where: and(eq(payments.businessId, businessId), eq(payments.clientPaymentId, input.clientPaymentId)),
+  });
+  if (!existing) return null;
+  // A payment created before defaults were written out has the hash of the request as it came.
+  if (existing.requestHash !== hash && existing.requestHash !== requestHash(input)) {
+    throw conflict('IDEMPOTENCY_CONFLICT', `clientPaymentId ${input.clientPaymentId} was already used with a different request.`);
+  }
+  return { record: await paymentRecord(tx, existing, deps.config.publicUrl), created: false };
+}
+
+/** The new payment's amounts, rates and first status, from the request: fiat-priced (NEW) or crypto-priced (PENDING). */
+async function price(
+  deps: Deps,
+  business: Business,
+  input: CreatePaymentInput,
+  now: Date,
+): Promise<{ priced: Partial<typeof payments.$inferInsert> & { pricedIn: 'FIAT' | 'CRYPTO' }; status: PaymentStatus }> {
+  const fees = { serviceFeePercent: business.serviceFeePercent, userFeeSharePercent: business.userFeeSharePercent };
   let priced: Partial<typeof payments.$inferInsert> & { pricedIn: 'FIAT' | 'CRYPTO' };
   let status: PaymentStatus;
   if (input.depositCurrency && input.depositAmount && input.network) {
@@ -215,54 +297,7 @@ export async function createPayment(
     // The schema guarantees one of the two; this keeps the types honest.
     throw validationFailed([{ field: 'displayCurrency', message: 'required' }]);
   }
-
-  const hash = requestHash(withDefaults(input));
-  // One statement, so one round trip and atomic on its own: the trigger `payments_created_events`
-  // (db/migrations/0011_payment_created_per_statement.sql) writes the creation events of its rows, and the expiry is
-  // scheduled from expiresAt (payments/expiry.ts).
-  // Only a crypto-priced payment first draws its deposit address (a sequence, so a replay's
-  // unused index is a harmless gap).
-  if (priced.network) Object.assign(priced, await assignAddress(db, deps, priced.network as Network));
-  const values: PaymentInsert = {
-    businessId: business.id,
-    clientPaymentId: input.clientPaymentId,
-    requestHash: hash,
-    checkoutToken: randomToken('', 16),
-    status,
-    type,
-    rateType: reusable ? 'FLOATING' : (input.rateType ?? 'FIXED'),
-    locale: input.locale,
-    serviceFeePercent: business.serviceFeePercent,
-    userFeeSharePercent: business.userFeeSharePercent,
-    settlementCurrency: business.settlementCurrency,
-    riskReviewThreshold: business.riskReviewThreshold,
-    riskBlockThreshold: business.riskBlockThreshold,
-    overpaymentPolicy: business.overpaymentPolicy,
-    refundFollowUpDeposits: business.refundFollowUpDeposits,
-    redirectUrl: input.redirectUrl ?? null,
-    redirectMode: input.redirectMode ?? 'PARENT',
-    expirationMinutes,
-    expiresAt: reusable ? null : new Date(now.getTime() + expirationMinutes * 60_000),
-    initiatedBy: caller.apiKey,
-    initiatedAt: now,
-    createdAt: now,
-    ...priced,
-  };
-  const row = await insertPayment(deps, values, caller.proof);
-  if (row) return { record: toPaymentRecord(row, deps.config.publicUrl), created: true };
-  // Nothing written: a replay of the clientPaymentId, or (a cached caller) a key or business changed since.
-  await assertProofHolds(db, caller.proof);
-  return readSnapshot(deps, async (tx) => {
-    const existing = await tx.query.payments.findFirst({
-      where: and(eq(payments.businessId, business.id), eq(payments.clientPaymentId, input.clientPaymentId)),
-    });
-    if (!existing) throw conflict('IDEMPOTENCY_CONFLICT', 'A payment with this clientPaymentId is being created; retry.');
-    // A payment created before defaults were written out has the hash of the request as it came.
-    if (existing.requestHash !== hash && existing.requestHash !== requestHash(input)) {
-      throw conflict('IDEMPOTENCY_CONFLICT', `clientPaymentId ${input.clientPaymentId} was already used with a different request.`);
-    }
-    return { record: await paymentRecord(tx, existing, deps.config.publicUrl), created: false };
-  });
+  return { priced, status };
 }
 
 export async function loadPayment(db: Queryable, businessId: string, paymentId: string): Promise<PaymentRow> {

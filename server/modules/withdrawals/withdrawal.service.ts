@@ -46,6 +46,34 @@ export async function createWithdrawal(
   if (input.businessId.toLowerCase() !== caller.businessId) {
     throw forbidden('FORBIDDEN_BUSINESS', 'businessId does not match the business of the API key.');
   }
+  try {
+    return await createNew(deps, caller, input);
+  } catch (error) {
+    // A replay returns the withdrawal the first request made, whatever has changed since (rates or
+    // screening out, the address taken off the whitelist, the node down): the refusal is only for a
+    // new one. (A debit the balance cannot cover rolls its insert back: nothing to find then.)
+    if (error instanceof KassaError && (error.status === 422 || error.status === 503)) {
+      const original = await replayed(deps.database.db, caller.businessId, input);
+      if (original) return original;
+    }
+    throw error;
+  }
+}
+
+/** The withdrawal an earlier request with this clientWithdrawalId made, or null; 409 when that request differed. */
+async function replayed(db: Queryable, businessId: string, input: CreateWithdrawalInput): Promise<WithdrawalRecord | null> {
+  const [existing] = await db
+    .select()
+    .from(withdrawals)
+    .where(and(eq(withdrawals.businessId, businessId), eq(withdrawals.clientWithdrawalId, input.clientWithdrawalId)));
+  if (!existing) return null;
+  if (existing.requestHash !== requestHash(input)) {
+    throw conflict('IDEMPOTENCY_CONFLICT', `clientWithdrawalId ${input.clientWithdrawalId} was already used with a different request.`);
+  }
+  return toWithdrawalRecord(existing, await approvalCount(db, existing.id));
+}
+
+async function createNew(deps: Deps, caller: { businessId: string; business?: Business }, input: CreateWithdrawalInput): Promise<WithdrawalRecord> {
   const db = deps.database.db;
   const business = caller.business ?? (await getBusiness(db, caller.businessId));
   assertDestination({ ...input, currency: input.withdrawCurrency }, 'withdrawCurrency', deps.networks);
@@ -136,14 +164,9 @@ export async function createWithdrawal(
       .onConflictDoNothing({ target: [withdrawals.businessId, withdrawals.clientWithdrawalId] })
       .returning();
     if (!row) {
-      const [existing] = await tx
-        .select()
-        .from(withdrawals)
-        .where(and(eq(withdrawals.businessId, business.id), eq(withdrawals.clientWithdrawalId, input.clientWithdrawalId)));
-      if (!existing || existing.requestHash !== hash) {
-        throw conflict('IDEMPOTENCY_CONFLICT', `clientWithdrawalId ${input.clientWithdrawalId} was already used with a different request.`);
-      }
-      return toWithdrawalRecord(existing, await approvalCount(tx, existing.id));
+      const original = await replayed(tx, business.id, input);
+      if (!original) throw conflict('IDEMPOTENCY_CONFLICT', `clientWithdrawalId ${input.clientWithdrawalId} was already used with a different request.`);
+      return original;
     }
     try {
       // The balance row is locked by this update until commit; a debit the balance cannot cover is refused.

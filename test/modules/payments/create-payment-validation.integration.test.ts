@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreatedPaymentResponseSchema, PaymentListSchema, PaymentRecordSchema } from '../../../server/modules/payments/payment-record.schema.js';
 import { startTestApp, type TestApp, type TestBusiness } from '../../helpers/app.js';
 import { DEPOSIT_MIN_AMOUNTS } from '../../../server/modules/money/catalog.js';
+import { updateBusiness } from '../../../server/modules/businesses/business.service.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -511,6 +512,17 @@ describe('idempotency on (businessId, clientPaymentId) (CONTRACT §4)', () => {
     expect((await accepted(fiat({ clientPaymentId: week.clientPaymentId, expirationMinutes: 10_080 }))).paymentId).toBe(week.paymentId);
     const reusable = await accepted(fiat({ type: 'REUSABLE' }));
     expect((await accepted(fiat({ clientPaymentId: reusable.clientPaymentId, type: 'REUSABLE', rateType: 'FLOATING' }))).paymentId).toBe(reusable.paymentId);
+  });
+
+  it('a replay returns the original payment even where a new one would now be refused (the business narrowed its networks)', async () => {
+    const shop = await t.addBusiness();
+    const body = crypto({}, shop.businessId);
+    const first = await accepted(body, shop);
+    await updateBusiness(t.deps.database.db, shop.businessId, { allowedNetworks: { BTC: [] } });
+    expectProblem(await create(crypto({}, shop.businessId), shop), 422, 'NETWORK_NOT_ALLOWED');
+    expect((await accepted(body, shop)).paymentId).toBe(first.paymentId);
+    // Still checked: the same clientPaymentId with another request is a conflict, not the refusal.
+    expectProblem(await create({ ...body, depositAmount: '0.02' }, shop), 409, 'IDEMPOTENCY_CONFLICT');
   });
 
   it('lets two businesses use the same clientPaymentId', async () => {

@@ -171,13 +171,16 @@ describe('POST /v1/withdrawals: business rules, each a 422 with its own code', (
     await fund(strict, '10000.00');
     expectProblem(await withdraw(strict), 422, 'ADDRESS_NOT_WHITELISTED', 'address');
     const entry = await ok(t.signed('POST', '/v1/whitelisted-addresses', { currency: 'BTC', network: 'BTC', address: ADDR.BTC, label: 'cold' }, strict));
-    const w = await ok(withdraw(strict));
+    const body = withdrawalBody(strict);
+    const w = await ok(t.signed('POST', '/v1/withdrawals', body, strict));
     expect(w.status).toBe('PROCESSING');
     // another address is still refused
     expectProblem(await withdraw(strict, { address: BTC_OTHER }), 422, 'ADDRESS_NOT_WHITELISTED');
     // removed from the whitelist: refused again
     await ok(t.signed('DELETE', `/v1/whitelisted-addresses/${entry.id}`, undefined, strict));
     expectProblem(await withdraw(strict), 422, 'ADDRESS_NOT_WHITELISTED');
+    // but a replay of the one made before returns it (a retry must not read as a refusal of a payout under way)
+    expect((await ok(t.signed('POST', '/v1/withdrawals', body, strict))).withdrawalId).toBe(w.withdrawalId);
     // a business that does not require a whitelist withdraws anywhere
     await ok(withdraw(t.business, { address: BTC_OTHER }));
   });
