@@ -178,24 +178,59 @@ const alive = (pid: number): boolean => {
  * The server already running on `dir`, or null: its URL builder, and how to stop it. A server whose
  * Kassa is alive (a CLI command beside `npm start`, a worker beside the web process) is its owner's to
  * stop: `stop` leaves it. One whose Kassa died without stopping it (a kill -9, a crash) is an orphan:
- * this process adopts it, and `stop` stops it as if it had started it.
+ * with `adoptOrphan` (a server process, never a short CLI command, which would stop it under a Kassa
+ * started meanwhile) this process takes it over, and `stop` stops it as if it had started it.
  */
-export function runningServer(dir: string): { url: (database?: string) => string; stop: () => Promise<void> } | null {
+export function runningServer(dir: string, options: { adoptOrphan?: boolean } = {}): { url: (database?: string) => string; stop: () => Promise<void> } | null {
   const port = runningPort(dir);
   if (!port) return null;
   const url = urlFor(port, readPassword(dir) ?? LEGACY_PASSWORD);
+  const leave = { url, stop: async () => {} };
   const owner = readOwner(dir);
   // No owner named (started by hand, or by a Kassa from before owners were written): not ours to stop.
-  if (owner === null || (owner !== process.pid && alive(owner))) return { url, stop: async () => {} };
-  writeFileSync(ownerFileOf(dir), `${process.pid}\n`);
-  const postmaster = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  if (!options.adoptOrphan || owner === null || (owner !== process.pid && alive(owner))) return leave;
+  writeFileSync(ownerFileOf(dir), `${process.pid}\n`, { mode: 0o600 });
+  // Two processes adopting at once: the last write names the owner, the other leaves it.
+  if (readOwner(dir) !== process.pid) return leave;
+  const postmaster = runningPid(dir);
+  if (postmaster === null) return null;
   return {
     url,
     stop: async () => {
-      await stopPostmaster(postmaster);
+      await stopPostmaster(dir, postmaster);
       rmSync(ownerFileOf(dir), { force: true });
     },
   };
+}
+
+/** The postmaster's pid from `dir`'s postmaster.pid, when that process is alive. */
+function runningPid(dir: string): number | null {
+  try {
+    const pid = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return pid > 0 && alive(pid) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * SIGINT (PostgreSQL's fast shutdown) to a server this process did not spawn, SIGQUIT after 20 s;
+ * resolves once it is gone. Each signal goes only while `dir`'s postmaster.pid still names `pid`: a
+ * server that exited meanwhile leaves its pid to be reused by another process, which must not get it.
+ */
+async function stopPostmaster(dir: string, pid: number): Promise<void> {
+  const ours = () => runningPid(dir) === pid;
+  if (!ours()) return;
+  process.kill(pid, 'SIGINT');
+  const quitAt = Date.now() + 20_000;
+  let quit = false;
+  while (ours()) {
+    if (!quit && Date.now() > quitAt) {
+      process.kill(pid, 'SIGQUIT');
+      quit = true;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 function readOwner(dir: string): number | null {
@@ -203,17 +238,6 @@ function readOwner(dir: string): number | null {
     return Number(readFileSync(ownerFileOf(dir), 'utf8').trim()) || null;
   } catch {
     return null;
-  }
-}
-
-/** SIGINT (PostgreSQL's fast shutdown) to a server this process did not spawn; resolves once it is gone (SIGQUIT after 20 s). */
-async function stopPostmaster(pid: number): Promise<void> {
-  if (!alive(pid)) return;
-  process.kill(pid, 'SIGINT');
-  const quitAt = Date.now() + 20_000;
-  while (alive(pid)) {
-    if (Date.now() > quitAt) process.kill(pid, 'SIGQUIT');
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -316,7 +340,7 @@ export async function startEmbedded(dir: string, options: { persistent?: boolean
   child.on('error', () => {}); // reported through waitUntilReady's exit check
   await waitUntilReady(dir, child, logFile);
   // Who stops it: another Kassa finding it running leaves it to this process while this one lives.
-  writeFileSync(ownerFileOf(dir), `${process.pid}\n`);
+  writeFileSync(ownerFileOf(dir), `${process.pid}\n`, { mode: 0o600 });
 
   if (!password) {
     // A cluster from before random passwords: replace the well-known one.

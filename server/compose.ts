@@ -66,14 +66,15 @@ export type OpenedDatabase = { url: string; stop: () => Promise<void>; embedded:
  * DATABASE_URL when set; else the embedded server in <dataDir>/pg — reusing
  * one that is already running there (a CLI command next to `npm start`).
  */
-export async function openDatabase(config: Config): Promise<OpenedDatabase> {
+export async function openDatabase(config: Config, options: { adoptOrphan?: boolean } = {}): Promise<OpenedDatabase> {
   if (config.databaseUrl) {
     await migrate(config.databaseUrl);
     return { url: config.databaseUrl, stop: async () => {}, embedded: false };
   }
   const dir = resolve(config.dataDir, 'pg');
-  // One already running there: a CLI command beside `npm start`, or an orphan of a Kassa killed without stopping it.
-  const server = runningServer(dir) ?? (await startEmbedded(dir));
+  // One already running there: a CLI command beside `npm start`, or an orphan of a Kassa killed without
+  // stopping it, which a server process (never a short CLI command) adopts and stops at its own end.
+  const server = runningServer(dir, { adoptOrphan: options.adoptOrphan ?? false }) ?? (await startEmbedded(dir));
   await ensureDatabase(server.url(), DATABASE_NAME);
   const url = server.url(DATABASE_NAME);
   await migrate(url);
@@ -85,9 +86,9 @@ export async function openDatabase(config: Config): Promise<OpenedDatabase> {
  * (opened, migrated, connected) with that key checked against it. On a
  * refused key nothing stays open.
  */
-export async function openKassaDatabase(config: Config, options: { max: number }) {
+export async function openKassaDatabase(config: Config, options: { max: number; adoptOrphan?: boolean }) {
   const masterKey = resolveMasterKey(config);
-  const opened = await openDatabase(config);
+  const opened = await openDatabase(config, { adoptOrphan: options.adoptOrphan });
   const database = connect(opened.url, options);
   try {
     await verifyMasterKey(database, masterKey);
@@ -292,7 +293,7 @@ export async function buildLiveDeps(
       startAttempts: options.startAttempts,
       onError: (network, error) => log.warn({ err: error, network }, `${network}: chain work failed; retrying`),
       onUnreachable: (network, message) =>
-        log.error({ network }, `${message}. Starting without ${network} (payments and withdrawals on it: 503 NETWORK_UNAVAILABLE, /ready 503); trying it again every 10 s`),
+        log.error({ network }, `${message.replace(/\.+$/, '')}. Starting without ${network} (payments and withdrawals on it: 503 NETWORK_UNAVAILABLE, /ready 503); trying it again every 10 s`),
       onConnected: (network) => log.info({ network }, `${network}: its node answered; ${network} is open now`),
       onReplaced: async (network, { id, txHash }) => {
         const outcome = await recordReplacedPayout(database.db, id, txHash, (options.now ?? (() => new Date()))());

@@ -42,6 +42,8 @@ export type LiveStatus = {
 
 export type Background = {
   name: string;
+  /** Started in a web process too (the rest run in workers and signers only). */
+  web?: boolean;
   start: () => void;
   stop: () => Promise<void>;
   /** One round now, awaited (tests, and an operator's manual refresh). */

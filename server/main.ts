@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     // The embedded database belongs to one process: a second role would wait on it forever.
     throw new ConfigError(`--role=${role} needs DATABASE_URL: split roles share one PostgreSQL (run without --role to use the embedded one).`);
   }
-  const { masterKey, opened, database } = await openKassaDatabase(config, { max: 10 });
+  const { masterKey, opened, database } = await openKassaDatabase(config, { max: 10, adoptOrphan: true });
   let deps;
   try {
     deps = config.sandbox ? buildDeps(config, database, masterKey) : await buildLiveDeps(config, database, masterKey, role);
@@ -92,6 +92,8 @@ async function main(): Promise<void> {
   if (role !== 'web') {
     worker = await startWorker(deps, { tasks, crontab: role !== 'signer' });
     for (const b of deps.background) b.start();
+  } else {
+    for (const b of deps.background) if (b.web) b.start();
   }
   if (!config.sandbox && role !== 'web' && !signs && role !== 'signer') {
     log.warn('no signer in this process: withdrawals, refunds and sweeps wait for a process started with --role=signer (KASSA_SIGNER_MNEMONIC_FILE)');

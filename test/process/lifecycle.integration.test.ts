@@ -106,12 +106,18 @@ describe('shutdown', () => {
     first.proc.kill('SIGKILL');
     await first.exited;
     expect(postgresOf(dataDir), 'PostgreSQL outlives a kill -9').toEqual(orphan);
+    // A CLI command uses it and leaves it: were it to adopt it, it would stop it under a Kassa started meanwhile.
+    const cli = spawnKid(process.execPath, ['--import', 'tsx', resolve('server/cli.ts'), 'business:list', '--json'], { KASSA_DATA_DIR: dataDir });
+    await cli.exited;
+    expect(cli.proc.exitCode, cli.output()).toBe(0);
+    expect(postgresOf(dataDir), 'a CLI command leaves it running').toEqual(orphan);
     const second = await startBundle({ KASSA_DATA_DIR: dataDir, PORT: String(await freePort()) });
     expect(postgresOf(dataDir), 'the second start reuses it').toEqual(orphan);
     second.proc.kill('SIGTERM');
     await second.exited;
     expect({ code: second.proc.exitCode, stderr: second.stderr() }).toEqual({ code: 0, stderr: '' });
     await waitFor(() => postgresOf(dataDir).length === 0, 20_000, 'the adopted PostgreSQL to stop');
+    expect(existsSync(`${join(dataDir, 'pg')}.owner`)).toBe(false);
   }, 120_000);
 
   it('SIGTERM sent to `npm start` itself stops the server it started', async () => {
@@ -216,6 +222,38 @@ describe('refusals at start, in one line', () => {
       await pg.stop();
     }
   }, 60_000);
+});
+
+describe('live, a node down at start', () => {
+  it('--role=web starts without the network and opens it once the node answers, with no restart', async () => {
+    const db = await createTestDatabase();
+    cleanup.push(() => db.drop());
+    const nodePort = await freePort();
+    const port = await freePort();
+    const kassa = await startBundle(
+      {
+        DATABASE_URL: db.url, KASSA_SANDBOX: 'false', KASSA_MASTER_KEY: TEST_MASTER_KEY, PORT: String(port),
+        KASSA_ETH_RPC_URL: `http://127.0.0.1:${nodePort}`, KASSA_ETH_XPUB: testXpub('ETH'), KASSA_ETH_TOKENS: '',
+      },
+      ['--role=web'],
+    );
+    const ready = async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/ready`);
+      return { status: res.status, eth: ((await res.json()) as { networks: Record<string, { ok: boolean; error?: string }> }).networks.ETH! };
+    };
+    const down = await ready();
+    expect(down.status).toBe(503);
+    expect(down.eth).toMatchObject({ ok: false, error: expect.stringMatching(/^not open since start: ETH node at KASSA_ETH_RPC_URL/) });
+    expect(kassa.stderr() + kassa.stdout()).toMatch(/Starting without ETH/);
+    const anvil = await startAnvil([], nodePort);
+    cleanup.push(() => anvil.stop());
+    // The web process's own reconnect loop (every 10 s) opens it.
+    await waitFor(async () => (await ready()).status === 200, 30_000, 'ETH to open in the web process');
+    expect((await ready()).eth.ok).toBe(true);
+    kassa.proc.kill('SIGTERM');
+    await kassa.exited;
+    expect(kassa.proc.exitCode).toBe(0);
+  }, 90_000);
 });
 
 describe('production', () => {

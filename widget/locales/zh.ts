@@ -42,7 +42,7 @@ export const zh: Messages = {
   overpaid: '您支付的金额超过了应付金额。',
   expired: '付款请求已过期',
   expiredText: '请勿再向此地址转账。请返回商店重新开始。',
-  expiredPaid: '已收到的 {paid} 已入账。',
+  expiredPaid: '收到的 {paid} 已入账。',
   blocked: '付款已被冻结',
   blockedText: '一笔转账未通过合规审查而被冻结。请联系商家并提供交易 ID。',
   unprocessable: '转账未被接受',

@@ -103,12 +103,13 @@ export type ChainHealth = {
   tip: number | null;
   lag: number | null;
   lastScanAt: Date | null;
-  reorgs: number;
+  /** Null while not known (a network whose node has not answered since start). */
+  reorgs: number | null;
   /**
    * Deposits credited and then reorganised off the best chain (deeper than the network's confirmations) and
    * not back in a block: the ledger still holds their credit, so an operator must review them (the engines'
    * `reorged_after_credit` rows). One mined again leaves the count.
    */
-  creditedOffChain: number;
+  creditedOffChain: number | null;
   error?: string;
 };

@@ -21,7 +21,7 @@ import { openUtxoChain } from './utxo-chain.js';
 export type ProcessRole = 'all' | 'web' | 'worker' | 'signer';
 
 /** Work a process runs beside its requests and jobs (the same shape as the root's Background). */
-export type LoopTask = { name: string; start: () => void; stop: () => Promise<void>; runOnce: () => Promise<unknown> };
+export type LoopTask = { name: string; web?: boolean; start: () => void; stop: () => Promise<void>; runOnce: () => Promise<unknown> };
 
 export type LiveChains = {
   access: NetworkAccess;
@@ -209,8 +209,10 @@ export async function openLiveChains(
   };
   const background: LoopTask[] = [];
   if (waiting.size > 0) {
-    background.push(
-      loop(
+    // Every role, web included: a web process answers for the network (payments, /ready) once it opens.
+    background.push({
+      web: true,
+      ...loop(
         'reconnect',
         RECONNECT_MS,
         async () => {
@@ -227,7 +229,7 @@ export async function openLiveChains(
         },
         () => {},
       ),
-    );
+    });
   }
   if (options.role === 'worker' || options.role === 'all') {
     for (const { network } of openers) {
@@ -269,7 +271,7 @@ export async function openLiveChains(
       ...Object.fromEntries(
         [...waiting].map(([network, w]) => [
           network,
-          { ok: false, height: null, tip: null, lag: null, lastScanAt: null, reorgs: 0, creditedOffChain: 0, error: `not open since start: ${w.reason}` },
+          { ok: false, height: null, tip: null, lag: null, lastScanAt: null, reorgs: null, creditedOffChain: null, error: `not open since start: ${w.reason}` },
         ]),
       ),
     }),

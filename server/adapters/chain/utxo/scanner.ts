@@ -145,6 +145,8 @@ export class UtxoScanner {
       if (!restart) break;
       tip = await this.o.rpc.call<number>('getblockcount');
     }
+    // Counted now: a later step of the pass that fails must not lose the reorganisations walked back.
+    if (reorgs > 0) await store.addReorgs(this.o.sql, this.network, reorgs);
 
     const mempool = new Set(await this.o.rpc.call<string[]>('getrawmempool'));
     await this.readMempool(mempool, watched);
@@ -152,7 +154,7 @@ export class UtxoScanner {
     // Addresses that got used in this pass move the gap window forward.
     await this.ensureAddresses();
     // In the database, not this process's memory: /metrics of every process (web, worker) reports it.
-    await store.recordPass(this.o.sql, this.network, reorgs);
+    await store.recordPass(this.o.sql, this.network);
     this.lastTip = tip;
     return { tip, blocks, reorgs, reports };
   }

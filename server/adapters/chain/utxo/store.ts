@@ -51,9 +51,14 @@ export async function readScanState(sql: SqlLike, network: string): Promise<{ he
   return { height: row.height, lastScanAt: row.last_scan_ms != null ? new Date(Number(row.last_scan_ms)) : null, reorgs: row.reorg_count };
 }
 
-/** A pass completed: when, and how many reorganisations it walked back. */
-export async function recordPass(sql: SqlLike, network: string, reorgs: number): Promise<void> {
-  await sql`update utxo_cursor set last_scan_at = now(), reorg_count = reorg_count + ${reorgs} where network = ${network}`;
+/** A pass completed. */
+export async function recordPass(sql: SqlLike, network: string): Promise<void> {
+  await sql`update utxo_cursor set last_scan_at = now() where network = ${network}`;
+}
+
+/** Reorganisations a pass walked back. */
+export async function addReorgs(sql: SqlLike, network: string, reorgs: number): Promise<void> {
+  await sql`update utxo_cursor set reorg_count = reorg_count + ${reorgs} where network = ${network}`;
 }
 
 export async function storedBlocks(sql: SqlLike, network: string, below: number, limit: number): Promise<StoredBlock[]> {
@@ -276,7 +281,17 @@ export async function movePayoutTo(sql: SqlLike, network: string, payoutId: stri
 /** How far back the signer's pass looks after payouts (and their replacements), in days. */
 export const RECENT_PAYOUT_DAYS = 7;
 
-export type OpenPayout = { id: string; txid: string; fee: bigint; feeRate: string; changeIndex: number | null; inputs: { txid: string; vout: number }[]; signedAt: Date };
+export type OpenPayout = {
+  id: string;
+  txid: string;
+  fee: bigint;
+  feeRate: string;
+  changeIndex: number | null;
+  inputs: { txid: string; vout: number }[];
+  signedAt: Date;
+  /** Created within the pass's window (older ones are tended only until final). */
+  recent: boolean;
+};
 
 /**
  * The payouts to tend: every one not yet found final, whatever its age, and those created within
@@ -287,7 +302,8 @@ export type OpenPayout = { id: string; txid: string; fee: bigint; feeRate: strin
 export async function payoutsToTend(sql: SqlLike, network: string, withinDays: number): Promise<OpenPayout[]> {
   const rows = await sql<(Omit<OpenPayout, 'fee'> & { fee: string })[]>`
     select p.id, p.txid, p.fee, p.fee_rate::text as "feeRate", p.change_index as "changeIndex", p.inputs,
-           greatest(p.created_at, (select max(a.created_at) from utxo_payout_attempts a where a.network = p.network and a.payout_id = p.id)) as "signedAt"
+           greatest(p.created_at, (select max(a.created_at) from utxo_payout_attempts a where a.network = p.network and a.payout_id = p.id)) as "signedAt",
+           p.created_at > now() - make_interval(days => ${withinDays}) as recent
       from utxo_payouts p
      where p.network = ${network} and (p.final_at is null or p.created_at > now() - make_interval(days => ${withinDays}))
      order by p.created_at, p.id`;

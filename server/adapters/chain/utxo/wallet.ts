@@ -220,6 +220,9 @@ export class UtxoWallet {
     for (const open of await store.payoutsToTend(this.o.sql, this.network, withinDays)) {
       try {
         const state = await this.refresh(open);
+        // Mined, and older than the window: final for the pass, though its record ended without
+        // `settlement` marking it (a signer of an earlier version settled it).
+        if (state === 'MINED' && !open.recent) await store.markPayoutFinal(this.o.sql, this.network, open.id);
         if (state !== 'UNMINED') continue;
         const waited = now.getTime() - open.signedAt.getTime() >= bumpAfterMs;
         if (this.o.params.rbf && waited && open.changeIndex !== null) {
