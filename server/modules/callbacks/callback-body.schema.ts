@@ -52,9 +52,14 @@ export const WithdrawalCallbackSchema = z.discriminatedUnion('status', [
   }),
 ]);
 
-/** POSTed to the business's paymentCallbackUrl on every payment status change (CONTRACT §6). */
+/**
+ * POSTed to the business's paymentCallbackUrl on every payment status change (CONTRACT §6), and when a
+ * deposit is credited with the status unchanged (`payment.deposit_credited`, `previousStatus` = `status`).
+ */
 export const PaymentCallbackSchema = z.strictObject({
-  type: z.literal('payment.status_changed'),
+  type: z
+    .enum(['payment.status_changed', 'payment.deposit_credited'])
+    .describe('payment.deposit_credited: money credited with the status unchanged (a REUSABLE payment’s next deposit, a partial one, a late one to an EXPIRED payment)'),
   paymentId: z.string(),
   clientPaymentId: z.string(),
   businessId: z.string(),

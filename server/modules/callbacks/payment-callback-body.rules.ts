@@ -8,9 +8,15 @@
  */
 import type { PaymentRecord } from '../payments/index.js';
 
-export function paymentCallbackBody(record: PaymentRecord, previousStatus: string | null, changedAt: Date, sequence: number): Record<string, unknown> {
+export function paymentCallbackBody(
+  record: PaymentRecord,
+  previousStatus: string | null,
+  changedAt: Date,
+  sequence: number,
+  type: 'payment.status_changed' | 'payment.deposit_credited' = 'payment.status_changed',
+): Record<string, unknown> {
   return {
-    type: 'payment.status_changed',
+    type,
     paymentId: record.paymentId,
     clientPaymentId: record.clientPaymentId,
     businessId: record.businessId,

@@ -27,7 +27,7 @@ export function paymentCallbackSubscriber(publicUrl: string) {
     const record = await paymentRecord(tx, row.payment, publicUrl);
     await enqueueCallback(
       tx,
-      { businessId: row.payment.businessId, kind: 'PAYMENT', subjectId: event.paymentId, url: row.url, body: paymentCallbackBody(record, event.from, event.at, sequence) },
+      { businessId: row.payment.businessId, kind: 'PAYMENT', subjectId: event.paymentId, url: row.url, body: paymentCallbackBody(record, event.from, event.at, sequence, event.type) },
       event.at,
     );
   };

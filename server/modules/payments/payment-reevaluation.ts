@@ -12,7 +12,7 @@ import { notifyPayment } from './live-updates.js';
 import type { PaymentRow } from './payment-record.rules.js';
 import { canTransition } from './payment-states.rules.js';
 import { coverageUnit, derivePaymentStatus } from './payment-status.rules.js';
-import { transitionPayment } from './payment-transition.js';
+import { recordPaymentCredit, transitionPayment } from './payment-transition.js';
 import type { PaymentsDeps } from './ports.js';
 
 /** What the payment expects and how much a deposit covers, in the comparison unit. */
@@ -45,6 +45,9 @@ export async function reevaluatePayment(tx: Queryable, deps: Pick<PaymentsDeps, 
   );
   if (next !== p.status && canTransition(p.status as PaymentStatus, next)) {
     await transitionPayment(tx, deps, p, next, reason, at);
+  } else if (rows.some((d) => d.credited && d.status === 'CONFIRMED' && d.confirmedAt?.getTime() === at.getTime())) {
+    // Money credited by this change with the status unchanged: the merchant hears of it too (a callback).
+    await recordPaymentCredit(tx, deps, p, reason, at);
   } else {
     // Deposits changed even if the status did not: live checkouts still need to know.
     await notifyPayment(tx, p.id);

@@ -7,12 +7,30 @@
 import type { Queryable } from '../../../db/client.js';
 import { tableStore } from '../../../db/entity-store.js';
 import { payments } from '../../../db/schema.js';
-import { transition } from '../../platform/state-machine.js';
+import { amend, transition } from '../../platform/state-machine.js';
 import type { PaymentStatus } from '../money/index.js';
 import { PAYMENT_MACHINE } from './payment-states.rules.js';
 import type { PaymentsDeps } from './ports.js';
 
 const paymentStore = tableStore<PaymentStatus>({ entityType: 'payment', table: payments, machine: PAYMENT_MACHINE });
+
+/**
+ * A deposit credited that leaves the payment's status as it is: an event row from the status to itself
+ * (the payment's history, and the callback's sequence, count it) and `payment.deposit_credited` to the
+ * subscribers, in the caller's transaction.
+ */
+export async function recordPaymentCredit(
+  tx: Queryable,
+  deps: Pick<PaymentsDeps, 'paymentSubscribers'>,
+  payment: { id: string; status: string },
+  reason: string,
+  at: Date,
+): Promise<void> {
+  await amend(tx, paymentStore, payment, reason, at, { set: {} as never });
+  const status = payment.status as PaymentStatus;
+  const event = { type: 'payment.deposit_credited', paymentId: payment.id, from: status, to: status, reason, at } as const;
+  for (const subscriber of deps.paymentSubscribers) await subscriber(tx, event);
+}
 
 export async function transitionPayment(
   tx: Queryable,

@@ -12,8 +12,13 @@ import type { PaymentStatus } from '../money/index.js';
 import type { Subscriber } from '../../platform/state-machine.js';
 import type { NetworkDeps } from '../networks/index.js';
 
+/**
+ * `payment.status_changed`: the status moved. `payment.deposit_credited`: a deposit was credited and the
+ * status stayed (a REUSABLE payment's next deposit, a partial one while AWAITING, a late one to an
+ * EXPIRED payment): `from` equals `to`, and the merchant still hears of the money.
+ */
 export type PaymentStatusChanged = {
-  type: 'payment.status_changed';
+  type: 'payment.status_changed' | 'payment.deposit_credited';
   paymentId: string;
   from: PaymentStatus;
   to: PaymentStatus;

@@ -303,7 +303,7 @@ describe('operational endpoints', () => {
     );
     expect(Object.keys(doc.webhooks).sort()).toEqual(['paymentCallback', 'withdrawalCallback']);
     const payment = doc.webhooks.paymentCallback.post.requestBody.content['application/json'].schema;
-    expect(payment.properties.type.const).toBe('payment.status_changed');
+    expect(payment.properties.type.enum).toEqual(['payment.status_changed', 'payment.deposit_credited']);
     expect(payment.required).toEqual(expect.arrayContaining(['paymentId', 'status', 'previousStatus', 'changedAt', 'payment']));
     const withdrawal = doc.webhooks.withdrawalCallback.post.requestBody.content['application/json'].schema;
     expect(withdrawal.oneOf ?? withdrawal.anyOf).toHaveLength(3);

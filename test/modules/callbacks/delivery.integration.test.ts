@@ -455,6 +455,39 @@ describe('payment status callbacks', () => {
     expect(apply([...delivered].reverse())?.status).toBe('DEPOSITED');
   });
 
+  it('money credited with the status unchanged is a payment.deposit_credited callback: a REUSABLE payment\'s second deposit', async () => {
+    const b = await t.addBusiness({ name: 'Reusable payments', paymentCallbackUrl: rx.url('/reusable') });
+    const created = await t.signed(
+      'POST',
+      '/v1/payments',
+      { clientPaymentId: 'reuse-1', businessId: b.businessId, locale: 'en', type: 'REUSABLE', depositCurrency: 'BTC', depositAmount: '0.01', network: 'BTC' },
+      b,
+    );
+    expect(created.statusCode, created.body).toBe(200);
+    const payment = created.json().paymentInfo as { paymentId: string };
+    const pay = async (amount: string) => {
+      const sim = await t.signed('POST', `/v1/test-helpers/payments/${payment.paymentId}/deposits`, { depositCurrency: 'BTC', network: 'BTC', amount }, b);
+      expect(sim.statusCode, sim.body).toBe(200);
+    };
+    await pay('0.01');
+    await eventually(async () => rx.hitsFor('/reusable').length >= 2, 10_000, 'the first deposit\'s callbacks');
+    await pay('0.003');
+    await eventually(async () => (await t.signed('GET', `/v1/payments/${payment.paymentId}`, undefined, b)).json().deposits.length === 2, 10_000, 'the second deposit');
+    await eventually(async () => rx.hitsFor('/reusable').length >= 3, 10_000, 'the second deposit\'s callback');
+    await sleep(300);
+    const bodies = rx.hitsFor('/reusable').map((h) => verifyCallback(b.callbackSecret, headersOf(h), h.body));
+    expect(bodies.map((x) => [x.type, x.previousStatus, x.status])).toEqual([
+      ['payment.status_changed', 'PENDING', 'AWAITING'],
+      ['payment.status_changed', 'AWAITING', 'DEPOSITED'],
+      ['payment.deposit_credited', 'DEPOSITED', 'DEPOSITED'],
+    ]);
+    const last = bodies[2]!;
+    expect(last.sequence as number).toBeGreaterThan(bodies[1]!.sequence as number);
+    expect(PaymentCallbackSchema.safeParse(last).error).toBeUndefined();
+    const credited = (last.payment as { deposits: { depositAmount: string; status: string }[] }).deposits;
+    expect(credited.map((d) => [d.depositAmount, d.status]).sort()).toEqual([['0.003', 'CONFIRMED'], ['0.01', 'CONFIRMED']]);
+  });
+
   it('a fiat payment gets its NEW → PENDING callback when the end user chooses a currency', async () => {
     const b = await t.addBusiness({ name: 'Fiat payments', paymentCallbackUrl: rx.url('/fiat') });
     const created = await t.signed(
