@@ -6,6 +6,8 @@
  * text for people otherwise. Failures: one message on stderr, exit 2 for a
  * wrong invocation (with the usage), 1 for anything else.
  */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { KeyMismatch, buildDeps, importSanctionsList, openKassaDatabase } from './compose.js';
@@ -55,7 +57,16 @@ async function run(argv: string[]): Promise<void> {
   });
 
   const config = loadConfig();
+  // A CLI pointed at another data directory than the server's would make a second, empty database in
+  // silence: say so when this command is the one that creates it.
+  const pgDir = resolve(config.dataDir, 'pg');
+  const creates = !config.databaseUrl && !existsSync(join(pgDir, 'PG_VERSION'));
   const { masterKey, opened, database } = await openKassaDatabase(config, { max: 2 });
+  if (creates) {
+    process.stderr.write(
+      `Kassa: no database was in ${pgDir}; this command created a new, empty one. If your server runs with another KASSA_DATA_DIR or DATABASE_URL, give the CLI the same.\n`,
+    );
+  }
   let deps: Deps | undefined;
   try {
     const output = await cmd.run(

@@ -215,11 +215,12 @@ describe('withdrawal:approve|reject, balances, deliveries', { timeout: 180_000 }
     expect(twice.stdout).toBe('');
     expect(twice.stderr).toMatch(/^ALREADY_DECIDED: /);
     const viewer = await kassa('withdrawal:approve', '--withdrawal', first.withdrawalId, '--operator', 'vic');
-    expect(viewer.code).toBe(2);
-    expect(viewer.stderr).toContain('only an admin decides');
+    // Refusals: exit 1 and one line naming the code, as every refusal (not 2 and the usage: the command was written right).
+    expect(viewer.code).toBe(1);
+    expect(viewer.stderr).toBe('FORBIDDEN: Operator vic is a viewer; only an admin decides.\n');
     const nobody = await kassa('withdrawal:approve', '--withdrawal', first.withdrawalId, '--operator', 'zed');
-    expect(nobody.code).toBe(2);
-    expect(nobody.stderr).toContain('Operator zed not found');
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toMatch(/^NOT_FOUND: Operator zed not found; [^\n]*\n$/);
     const done = await ok('withdrawal:approve', '--withdrawal', first.withdrawalId, '--operator', 'bob');
     expect(done).toMatchObject({ status: 'PROCESSING', approvals: 2 });
 

@@ -21,7 +21,8 @@ export class KassaError extends Error {
 
 export const validationFailed = (errors: FieldError[], detail = 'The request is invalid.') =>
   new KassaError(400, 'VALIDATION_FAILED', detail, errors);
-export const unauthorized = (detail: string) => new KassaError(401, 'UNAUTHORIZED', detail);
+/** The merchant API's 401: `WWW-Authenticate` names its scheme (RFC 9110 §11.6.1), as CONTRACT §2's header does. */
+export const unauthorized = (detail: string) => new KassaError(401, 'UNAUTHORIZED', detail, [], { 'www-authenticate': 'KASSA-API' });
 export const forbidden = (code: string, detail: string) => new KassaError(403, code, detail);
 export const notFound = (detail: string) => new KassaError(404, 'NOT_FOUND', detail);
 export const conflict = (code: string, detail: string) => new KassaError(409, code, detail);

@@ -168,6 +168,8 @@ describe('refusals at start, in one line', () => {
     const first = await cli(TEST_MASTER_KEY);
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ businessId: expect.any(String), apiKey: expect.any(String) });
+    // It made the database, and says so (a CLI given another KASSA_DATA_DIR than its server's would otherwise work on an empty one in silence).
+    expect(first.stderr).toBe(`Kassa: no database was in ${join(dataDir, 'pg')}; this command created a new, empty one. If your server runs with another KASSA_DATA_DIR or DATABASE_URL, give the CLI the same.\n`);
     expect(postgresOf(dataDir)).toEqual([]);
     const second = await cli(OTHER_KEY);
     expect(second).toMatchObject({ code: 1, stdout: '' });

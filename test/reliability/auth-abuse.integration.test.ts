@@ -147,12 +147,12 @@ describe('single-use requests (no idempotency key)', () => {
     t.clock.advance(10_000);
     try {
       const replay = await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: captured });
-      expectProblem(replay, 401, 'UNAUTHORIZED');
-      expect(replay.json().detail).toContain('already used');
+      expectProblem(replay, 409, 'REQUEST_ALREADY_USED');
+      expect(replay.json().detail).toContain('already carried out');
       const [row] = await t.db.sql`select count(*)::int as n from whitelisted_addresses where business_id = ${t.business.businessId} and label = 'replayed'`;
       expect(row!.n).toBe(0);
       // the removal replayed is refused the same way; a newly signed request is served
-      expectProblem(await t.app.inject({ method: 'DELETE', url: removedPath, headers: { authorization: removeAuth }, remoteAddress: freshIp() }), 401, 'UNAUTHORIZED');
+      expectProblem(await t.app.inject({ method: 'DELETE', url: removedPath, headers: { authorization: removeAuth }, remoteAddress: freshIp() }), 409, 'REQUEST_ALREADY_USED');
       const fresh = await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: sign(key, 'POST', '/v1/whitelisted-addresses', body) });
       expect(fresh.statusCode, fresh.body).toBe(200);
       // A request the operation refuses (422: already whitelisted) keeps nothing, not even its signature.

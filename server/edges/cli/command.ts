@@ -11,6 +11,7 @@ import { z } from 'zod';
 import type { Db } from '../../../db/client.js';
 import type { Deps } from '../../deps.js';
 import type { MasterKey } from '../../platform/secrets.js';
+import { KassaError } from '../../platform/errors.js';
 import { findOperatorByName, getBusiness } from '../../modules/businesses/index.js';
 
 /** A wrong invocation: exit code 2 and the usage. */
@@ -124,8 +125,9 @@ export async function requireBusiness(ctx: CliContext, values: Values): Promise<
 export async function requireAdmin(ctx: CliContext, values: Values): Promise<{ id: string; name: string }> {
   const name = requireString(values, 'operator', 'name');
   const op = await findOperatorByName(ctx.db, name);
-  if (!op) throw new UsageError(`Operator ${name} not found; create one with operator:create --name ${JSON.stringify(name)} --role admin.`);
-  if (op.role !== 'admin') throw new UsageError(`Operator ${name} is a ${op.role}; only an admin decides.`);
+  // Refusals (exit 1, one line), not usage errors: the command was written right.
+  if (!op) throw new KassaError(404, 'NOT_FOUND', `Operator ${name} not found; create one with operator:create --name ${JSON.stringify(name)} --role admin.`);
+  if (op.role !== 'admin') throw new KassaError(403, 'FORBIDDEN', `Operator ${name} is a ${op.role}; only an admin decides.`);
   return { id: op.id, name: op.name };
 }
 

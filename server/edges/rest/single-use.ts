@@ -3,15 +3,16 @@
  * and an operation without an idempotency key would run again for each replay of a captured
  * request: whitelisting an address the merchant has since removed, for one. For those routes
  * (`singleUse`), the signature is recorded once, in one statement that also drops the expired
- * ones; a second use is refused with 401, before the operation runs. An operation that refuses
+ * ones; a second use is refused with 409 REQUEST_ALREADY_USED (not 401: the credentials are good, and a
+ * client that stops on 401 would give up), before the operation runs. An operation that refuses
  * gives its signature back (a refused request changes nothing), so the request may be corrected.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { unauthorized } from '../../platform/errors.js';
+import { conflict, unauthorized } from '../../platform/errors.js';
 import { MAX_CLOCK_SKEW_S, parseAuthorization } from './signature.rules.js';
 
-/** Record the request's signature as used (401 if it was); returns the way to give it back. */
+/** Record the request's signature as used (409 if it was); returns the way to give it back. */
 export async function consumeSignature(deps: Deps, request: FastifyRequest): Promise<() => Promise<void>> {
   // Authentication ran first (a preHandler), so the header parses and its timestamp is fresh.
   const parsed = parseAuthorization(request.headers.authorization);
@@ -24,7 +25,10 @@ export async function consumeSignature(deps: Deps, request: FastifyRequest): Pro
     on conflict (signature) do nothing
     returning signature`;
   if (!recorded) {
-    throw unauthorized('This signed request was already used: each request to this operation is accepted once. Sign it again (a new timestamp gives a new signature).');
+    throw conflict(
+      'REQUEST_ALREADY_USED',
+      'This exact signed request was already carried out: each request to this operation is accepted once, and the same request signed within the same second signs the same. Read GET /v1/whitelisted-addresses for its outcome, or sign it again with a later timestamp.',
+    );
   }
   return async () => {
     await deps.database.sql`delete from used_signatures where signature = ${parsed.signature}`;

@@ -37,6 +37,7 @@ const WITHDRAWAL_ERRORS: readonly ErrorCase[] = [
 ];
 
 const NOT_FOUND = SHARED_ERRORS.notFound;
+const SINGLE_USE = { status: 409, code: 'REQUEST_ALREADY_USED', when: 'this exact signed request was already carried out (sign again with a later timestamp)' };
 
 export function withdrawalRoutes(deps: Deps): AnyRoute[] {
   const routes: AnyRoute[] = [
@@ -104,12 +105,12 @@ export function withdrawalRoutes(deps: Deps): AnyRoute[] {
       tag: 'Whitelisted addresses',
       summary: 'Whitelist a withdrawal address',
       description:
-        '`network` is mandatory (2023-02-09); currency and network pairs are those of withdrawals. Single-use: a signed request is accepted once (a replay, even inside the clock window, is 401), so a captured one cannot put back an address removed since.',
+        '`network` is mandatory (2023-02-09); currency and network pairs are those of withdrawals. Single-use: a signed request is accepted once (a replay, even inside the clock window, is 409 REQUEST_ALREADY_USED), so a captured one cannot put back an address removed since.',
       auth: 'MANAGE_WHITELIST',
       singleUse: true,
       body: CreateWhitelistSchema,
       response: WhitelistRecordSchema,
-      errors: [...DESTINATION_ERRORS, { status: 422, code: 'ALREADY_WHITELISTED', when: 'this address is already whitelisted for the pair' }],
+      errors: [...DESTINATION_ERRORS, { status: 422, code: 'ALREADY_WHITELISTED', when: 'this address is already whitelisted for the pair' }, SINGLE_USE],
       handler: async ({ body, caller }) => addWhitelisted(deps, caller.businessId, body),
     }),
     defineRoute({
@@ -128,12 +129,12 @@ export function withdrawalRoutes(deps: Deps): AnyRoute[] {
       operationId: 'delete-whitelisted-address',
       tag: 'Whitelisted addresses',
       summary: 'Remove a whitelisted address',
-      description: 'Single-use: a signed request is accepted once (a replay is 401).',
+      description: 'Single-use: a signed request is accepted once (a replay is 409 REQUEST_ALREADY_USED).',
       auth: 'MANAGE_WHITELIST',
       singleUse: true,
       params: WhitelistIdParamsSchema,
       response: WhitelistDeletedSchema,
-      errors: [NOT_FOUND],
+      errors: [NOT_FOUND, SINGLE_USE],
       handler: async ({ params, caller }) => removeWhitelisted(deps, caller.businessId, params.id),
     }),
   ];

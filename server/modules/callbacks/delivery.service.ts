@@ -25,7 +25,14 @@ import { callbackAttempts, callbackDeliveries } from '../../../db/schema.js';
 import type { CallbacksDeps as Deps, PostResult } from './ports.js';
 import { KassaError, notFound } from '../../platform/errors.js';
 import { cachedSecret } from '../../platform/secret-cache.js';
-import { callbackHeaders, newWebhookId } from './signing.js';
+import { callbackHeaders } from './signing.js';
+import { randomToken } from '../../platform/secrets.js';
+
+
+/** A message id: stable across every retry of one callback. */
+export function newWebhookId(): string {
+  return randomToken('msg_', 16);
+}
 
 export type CallbackKind = 'WITHDRAWAL' | 'PAYMENT';
 

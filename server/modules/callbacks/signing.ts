@@ -9,7 +9,6 @@
  * node:crypto).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { randomToken } from '../../platform/secrets.js';
 
 export const SECRET_PREFIX = 'whsec_';
 /** Accepted distance between a callback's timestamp and the receiver's clock. */
@@ -22,11 +21,6 @@ function secretBytes(secret: string): Buffer {
 export function signCallback(secret: string, webhookId: string, timestamp: number, body: string): string {
   const mac = createHmac('sha256', secretBytes(secret)).update(`${webhookId}.${timestamp}.${body}`).digest('base64');
   return `v1,${mac}`;
-}
-
-/** A message id: stable across every retry of one callback. */
-export function newWebhookId(): string {
-  return randomToken('msg_', 16);
 }
 
 /**

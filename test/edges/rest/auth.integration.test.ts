@@ -60,7 +60,11 @@ function expectProblem(res: LightMyRequestResponse, status: number, code: string
   expect(body.code).toBe(code);
   return body as { detail: string };
 }
-const expectUnauthorized = (res: LightMyRequestResponse) => expectProblem(res, 401, 'UNAUTHORIZED');
+const expectUnauthorized = (res: LightMyRequestResponse) => {
+  // RFC 9110: a 401 names the scheme that would be accepted.
+  expect(res.headers['www-authenticate']).toBe('KASSA-API');
+  return expectProblem(res, 401, 'UNAUTHORIZED');
+};
 
 const LIST = '/v1/payments?limit=1';
 

@@ -4,10 +4,11 @@
  * `verifyCallback` (what merchants use) against every failure mode.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { nextAttemptAt } from '../../../server/modules/callbacks/delivery.service.js';
+import { newWebhookId, nextAttemptAt } from '../../../server/modules/callbacks/delivery.service.js';
 import {
-  CallbackVerificationError, callbackHeaders, newWebhookId, signCallback, verifyCallback,
+  CallbackVerificationError, callbackHeaders, signCallback, verifyCallback,
 } from '../../../server/modules/callbacks/signing.js';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
@@ -212,5 +213,12 @@ describe('nextAttemptAt: a fixed schedule counted from the first attempt', () =>
     expect(nextAttemptAt(first, 2, at(1.01), 1, 3)).toEqual(at(2));
     expect(nextAttemptAt(first, 3, at(2.01), 1, 3)).toEqual(at(3));
     expect(nextAttemptAt(first, 4, at(3.01), 1, 3)).toBeNull();
+  });
+});
+
+describe('signing.ts, as merchants copy it', () => {
+  it('imports nothing but node:crypto (the README says to copy it freely)', () => {
+    const source = readFileSync(new URL('../../../server/modules/callbacks/signing.ts', import.meta.url), 'utf8');
+    expect([...source.matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1])).toEqual(['node:crypto']);
   });
 });

@@ -542,8 +542,8 @@ describe('whitelisted addresses (2023-02-09: network mandatory)', () => {
     const deleted = await ok(t.signed('DELETE', `/v1/whitelisted-addresses/${created.id}`, undefined, b));
     expect(deleted).toMatchObject({ id: created.id, deleted: true });
     // The same DELETE signed in the same second is the same signature, which a whitelist change accepts
-    // once (401); signed a second later, it is a new request, and the entry is gone.
-    expectProblem(await t.signed('DELETE', `/v1/whitelisted-addresses/${created.id}`, undefined, b), 401, 'UNAUTHORIZED');
+    // once (409 REQUEST_ALREADY_USED); signed a second later, it is a new request, and the entry is gone.
+    expectProblem(await t.signed('DELETE', `/v1/whitelisted-addresses/${created.id}`, undefined, b), 409, 'REQUEST_ALREADY_USED');
     t.clock.advance(1_000);
     expectProblem(await t.signed('DELETE', `/v1/whitelisted-addresses/${created.id}`, undefined, b), 404, 'NOT_FOUND');
     expectProblem(await t.signed('DELETE', '/v1/whitelisted-addresses/00000000-0000-4000-8000-000000000000', undefined, b), 404, 'NOT_FOUND');
