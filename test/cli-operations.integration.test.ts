@@ -60,8 +60,9 @@ describe('business:list and business:update', { timeout: 120_000 }, () => {
     const other = await t.addBusiness({ name: 'Second shop' });
     const out = await ok('business:list');
     const list = out.businesses as Record<string, unknown>[];
-    expect(list.map((b) => b.id)).toEqual(expect.arrayContaining([t.business.businessId, other.businessId]));
-    const second = list.find((b) => b.id === other.businessId)!;
+    expect(list.map((b) => b.businessId)).toEqual(expect.arrayContaining([t.business.businessId, other.businessId]));
+    const second = list.find((b) => b.businessId === other.businessId)!;
+    expect(second.id).toBe(second.businessId);
     expect(second).toMatchObject({ name: 'Second shop', approvalPolicy: 'NONE', requireWhitelist: false, serviceFeePercent: '1', settlementCurrency: 'EUR' });
     expect(second).not.toHaveProperty('callbackSecretEnc');
     expect(JSON.stringify(out)).not.toContain(other.callbackSecret);

@@ -83,7 +83,8 @@ export const businessCommands = [
   command('business:list', 'every business with its settings (never a secret)', async (ctx) => {
     const list = (await listBusinesses(ctx.db)).map(businessView);
     return {
-      json: { businesses: list },
+      // `businessId` as CONTRACT §9 names it (and the API does); `id` stays for scripts written against it.
+      json: { businesses: list.map((b) => ({ businessId: b.id, ...b })) },
       human: list.map((b) => `${b.id}  ${b.name}\n    ${settingsLine(b)}`).join('\n') || 'no businesses',
     };
   }),
@@ -103,7 +104,7 @@ export const businessCommands = [
       const { businessId: _id, allowedNetworks, ...rest } = parsed.data;
       const next = { ...rest, ...(allowedNetworks ? { allowedNetworks: allowedNetworks as Record<string, string[]> } : {}) };
       const b = businessView(await updateBusiness(ctx.db, businessId, next));
-      return { json: b, human: `${b.id}  ${b.name}\n    ${settingsLine(b)}` };
+      return { json: { businessId: b.id, ...b }, human: `${b.id}  ${b.name}\n    ${settingsLine(b)}` };
     },
     { options: { 'allowed-networks': { type: 'string', multiple: true } } },
   ),

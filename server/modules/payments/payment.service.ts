@@ -433,7 +433,9 @@ export async function chooseCurrency(
     if (!row) throw notFound(`Payment ${paymentId} not found.`);
     if (row.status !== 'NEW') {
       if (row.depositCurrency === depositCurrency && row.network === network) return row;
-      throw conflict('CURRENCY_ALREADY_CHOSEN', `This payment is ${row.status}; its currency is already fixed.`); // no id: the checkout shows it
+      // No id in the message: the checkout shows it. One that expired (or was blocked) before any choice has no currency to name.
+      const why = row.depositCurrency ? 'its currency is already fixed' : 'a currency can no longer be chosen';
+      throw conflict('CURRENCY_ALREADY_CHOSEN', `This payment is ${row.status}; ${why}.`);
     }
     const business = await getBusiness(tx, row.businessId);
     if (!businessAllows(business, depositCurrency, network)) {

@@ -63,6 +63,13 @@ describe('checkout router', () => {
     expect(refused?.message).not.toContain(row!.id);
   });
 
+  it('a NEW payment that expired before any choice: the refusal says no currency can be chosen now, not that one is fixed', async () => {
+    const token = await fiatPayment();
+    await t.db.sql`update payments set status = 'EXPIRED' where checkout_token = ${token}`;
+    const refused = await client().choose.mutate({ token, depositCurrency: 'BTC', network: 'BTC' }).then(() => null, (e: unknown) => e as Error);
+    expect(refused?.message).toBe('This payment is EXPIRED; a currency can no longer be chosen.');
+  });
+
   it('refuses an unknown token with NOT_FOUND', async () => {
     await expect(client().get.query({ token: 'AAAAAAAAAAAAAAAAAAAAAA' })).rejects.toMatchObject({ data: { code: 'NOT_FOUND' } });
   });
