@@ -8,7 +8,7 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { deposits, events, payments } from '../../../db/schema.js';
-import { networksSharingAddresses, type DepositReport } from '../networks/index.js';
+import { networksSharingAddresses, TOKEN_CONTRACTS, type DepositReport } from '../networks/index.js';
 import { ScreeningUnavailableError, type RiskAssessment } from '../compliance/index.js';
 import type { DepositsDeps as Deps, IngestResult } from './ports.js';
 import { KassaError, notFound } from '../../platform/errors.js';
@@ -395,7 +395,9 @@ async function ingestIn(deps: Deps, report: DepositReport, existing: DepositRow 
         destinationTag: report.destinationTag ?? null,
         depositCurrency: report.currency,
         amount: amount.toFixed(),
-        onChainFee: report.onChainFee ?? networkFee(report.currency, report.network).toFixed(),
+        // A chain that does not report it (the sandbox): the network's fee for its own coin; a token's sender pays
+        // gas in the chain's coin, none in the token, so 0 (as the live EVM scanner reports).
+        onChainFee: report.onChainFee ?? (TOKEN_CONTRACTS[report.network]?.[report.currency] ? '0' : networkFee(report.currency, report.network).toFixed()),
         riskScore: assessment!.riskScore,
         riskAssessment,
         rateSource: valuation.source,

@@ -348,7 +348,10 @@ describe('deposits Kassa cannot take', () => {
     // 100 USDT at the locked peg rate 0.92 EUR = 92.00; fee 0.92; payable 91.08
     expect(depositOf(r2, right.transactionId)).toMatchObject({
       status: 'CONFIRMED', depositCurrency: 'USDT', depositAmount: '100', displayAmount: '92.00', displayServiceFee: '0.92', displayPayableAmount: '91.08',
+      // A token's sender pays gas in ETH, none in USDT (as live reports it); the ETH sent by mistake paid its fee in ETH.
+      onChainFee: '0',
     });
+    expect(depositOf(r2, wrong.transactionId).onChainFee).not.toBe('0');
     expect(depositOf(r2, right.transactionId).refund).toBeUndefined();
     expect(depositOf(r2, wrong.transactionId).status).toBe('UNPROCESSABLE');
     expect(r2.actualDepositAmount).toBe('100');
