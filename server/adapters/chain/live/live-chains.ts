@@ -222,7 +222,7 @@ export async function openLiveChains(
               options.onConnected?.(network);
             } catch (error) {
               w.reason = `${what(network)}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
-              // A node that answers but shows a setting wrong (another chain, a missing token contract) needs the operator.
+              // A node that answers but shows a setting wrong (a token contract missing on its chain) needs the operator.
               if (error instanceof LiveChainConfigError) options.onError(network, new LiveChainConfigError(w.reason));
             }
           }
