@@ -143,12 +143,14 @@ function run(binary: string, args: string[], user: RunAs): Promise<string> {
   });
 }
 
-/** The port of a server already running on `dir` (from postmaster.pid), or null. */
-export function runningPort(dir: string): number | null {
-  const pidFile = join(dir, 'postmaster.pid');
+/**
+ * The server running on `dir`, from its postmaster.pid: its pid and port, or null when there is none
+ * (no file, or its process is gone or not ours to signal).
+ */
+function postmasterOf(dir: string): { pid: number; port: number } | null {
   let lines: string[];
   try {
-    lines = readFileSync(pidFile, 'utf8').split('\n');
+    lines = readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n');
   } catch {
     return null;
   }
@@ -159,7 +161,12 @@ export function runningPort(dir: string): number | null {
   } catch {
     return null;
   }
-  return Number.isInteger(port) && port > 0 ? port : null;
+  return pid > 0 && Number.isInteger(port) && port > 0 ? { pid, port } : null;
+}
+
+/** The port of a server already running on `dir` (from postmaster.pid), or null. */
+export function runningPort(dir: string): number | null {
+  return postmasterOf(dir)?.port ?? null;
 }
 
 /** Which Kassa process started the server running on `dir` (written at start, beside the data directory). */
@@ -192,8 +199,8 @@ export function runningServer(dir: string, options: { adoptOrphan?: boolean } = 
   writeFileSync(ownerFileOf(dir), `${process.pid}\n`, { mode: 0o600 });
   // Two processes adopting at once: the last write names the owner, the other leaves it.
   if (readOwner(dir) !== process.pid) return leave;
-  const postmaster = runningPid(dir);
-  if (postmaster === null) return null;
+  const postmaster = postmasterOf(dir)?.pid;
+  if (postmaster === undefined) return null;
   return {
     url,
     stop: async () => {
@@ -203,23 +210,13 @@ export function runningServer(dir: string, options: { adoptOrphan?: boolean } = 
   };
 }
 
-/** The postmaster's pid from `dir`'s postmaster.pid, when that process is alive. */
-function runningPid(dir: string): number | null {
-  try {
-    const pid = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    return pid > 0 && alive(pid) ? pid : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * SIGINT (PostgreSQL's fast shutdown) to a server this process did not spawn, SIGQUIT after 20 s;
  * resolves once it is gone. Each signal goes only while `dir`'s postmaster.pid still names `pid`: a
  * server that exited meanwhile leaves its pid to be reused by another process, which must not get it.
  */
 async function stopPostmaster(dir: string, pid: number): Promise<void> {
-  const ours = () => runningPid(dir) === pid;
+  const ours = () => postmasterOf(dir)?.pid === pid;
   if (!ours()) return;
   process.kill(pid, 'SIGINT');
   const quitAt = Date.now() + 20_000;

@@ -28,3 +28,10 @@ export const notFound = (detail: string) => new KassaError(404, 'NOT_FOUND', det
 export const conflict = (code: string, detail: string) => new KassaError(409, code, detail);
 export const unprocessable = (code: string, detail: string, errors: FieldError[] = []) =>
   new KassaError(422, code, detail, errors);
+
+/**
+ * A refusal of a well-formed request for what holds now, a business rule (422) or an outage (503): a
+ * replay of an earlier request with the same idempotency key is answered with what that request made
+ * instead (payments and withdrawals).
+ */
+export const refusedForNow = (error: unknown): error is KassaError => error instanceof KassaError && (error.status === 422 || error.status === 503);

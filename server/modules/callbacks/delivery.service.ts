@@ -28,7 +28,6 @@ import { cachedSecret } from '../../platform/secret-cache.js';
 import { callbackHeaders } from './signing.js';
 import { randomToken } from '../../platform/secrets.js';
 
-
 /** A message id: stable across every retry of one callback. */
 export function newWebhookId(): string {
   return randomToken('msg_', 16);

@@ -112,12 +112,13 @@ function checkAmount(
 export type CreatePaymentInput = z.infer<typeof CreatePaymentSchema>;
 
 /**
- * The request with its defaults written out, for the idempotency check: a retry that spells a default
- * (`type: "ONE_TIME"`, `redirectMode: "PARENT"`, `expirationMinutes: 30`, or 0 for its 7 days) asks for
- * the payment the first request made, so it is the same request, not 409 IDEMPOTENCY_CONFLICT. Only
- * fixed defaults: none that depends on the business's settings, which may change between the two.
+ * The request with its defaults written out: what the payment is made from, and what the idempotency
+ * check compares. A retry that spells a default (`type: "ONE_TIME"`, `redirectMode: "PARENT"`,
+ * `expirationMinutes: 30`, or 0 for its 7 days) asks for the payment the first request made, so it is
+ * the same request, not 409 IDEMPOTENCY_CONFLICT. Only fixed defaults: none that depends on the
+ * business's settings, which may change between the two.
  */
-export function withDefaults(input: CreatePaymentInput): CreatePaymentInput {
+export function withDefaults(input: CreatePaymentInput): CreatePaymentInput & Required<Pick<CreatePaymentInput, 'type' | 'rateType' | 'redirectMode'>> {
   const type = input.type ?? 'ONE_TIME';
   const reusable = type === 'REUSABLE';
   return {

@@ -10,9 +10,19 @@ import { payments } from '../../../db/schema.js';
 import { amend, transition } from '../../platform/state-machine.js';
 import type { PaymentStatus } from '../money/index.js';
 import { PAYMENT_MACHINE } from './payment-states.rules.js';
-import type { PaymentsDeps } from './ports.js';
+import type { PaymentStatusChanged, PaymentsDeps } from './ports.js';
 
 const paymentStore = tableStore<PaymentStatus>({ entityType: 'payment', table: payments, machine: PAYMENT_MACHINE });
+
+type Moved = { id: string; from: PaymentStatus; to: PaymentStatus; reason: string; at: Date };
+
+/** Hands a payment's event, as `type`, to the subscribers in order, in the caller's transaction. */
+const publisher =
+  (deps: Pick<PaymentsDeps, 'paymentSubscribers'>, type: PaymentStatusChanged['type']) =>
+  async (tx: Queryable, e: Moved): Promise<void> => {
+    const event: PaymentStatusChanged = { type, paymentId: e.id, from: e.from, to: e.to, reason: e.reason, at: e.at };
+    for (const subscriber of deps.paymentSubscribers) await subscriber(tx, event);
+  };
 
 /**
  * A deposit credited that leaves the payment's status as it is: an event row from the status to itself
@@ -28,8 +38,7 @@ export async function recordPaymentCredit(
 ): Promise<void> {
   await amend(tx, paymentStore, payment, reason, at, { set: {} as never });
   const status = payment.status as PaymentStatus;
-  const event = { type: 'payment.deposit_credited', paymentId: payment.id, from: status, to: status, reason, at } as const;
-  for (const subscriber of deps.paymentSubscribers) await subscriber(tx, event);
+  await publisher(deps, 'payment.deposit_credited')(tx, { id: payment.id, from: status, to: status, reason, at });
 }
 
 export async function transitionPayment(
@@ -41,9 +50,5 @@ export async function transitionPayment(
   at: Date,
   data: Record<string, unknown> = {},
 ): Promise<void> {
-  const publish = async (t: Queryable, e: { id: string; from: PaymentStatus; to: PaymentStatus; reason: string; at: Date }) => {
-    const event = { type: 'payment.status_changed', paymentId: e.id, from: e.from, to: e.to, reason: e.reason, at: e.at } as const;
-    for (const subscriber of deps.paymentSubscribers) await subscriber(t, event);
-  };
-  await transition(tx, paymentStore, payment, to, reason, at, { data, subscribers: [publish] });
+  await transition(tx, paymentStore, payment, to, reason, at, { data, subscribers: [publisher(deps, 'payment.status_changed')] });
 }

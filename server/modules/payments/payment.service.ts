@@ -14,7 +14,7 @@ import { answered, BATCHES_IN_FLIGHT, preparedPerPool, type Database, type Query
 import { deposits, payments, refunds } from '../../../db/schema.js';
 import { assertProofHolds, getBusiness, proofHolds, type Business, type CallerProof } from '../businesses/index.js';
 import type { PaymentsDeps as Deps } from './ports.js';
-import { conflict, forbidden, KassaError, notFound, unprocessable, validationFailed } from '../../platform/errors.js';
+import { conflict, forbidden, notFound, refusedForNow, unprocessable, validationFailed } from '../../platform/errors.js';
 import { keyset } from '../../platform/cursor.js';
 import {
   CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_DECIMALS, isCrypto, type FiatCurrency, type Network, type PaymentStatus,
@@ -23,7 +23,7 @@ import { Dec } from '../money/index.js';
 import { UNIFORM_CURRENCY, type PricedCurrency } from '../money/index.js';
 import { valuationRates, type LockedRates } from '../money/index.js';
 import {
-  DEFAULT_EXPIRATION_MINUTES, ZERO_EXPIRATION_MINUTES, withDefaults, type CreatePaymentInput,
+  withDefaults, type CreatePaymentInput,
 } from './create-payment.schema.js';
 import { toPaymentRecord, type PaymentRecord, type PaymentRow } from './payment-record.rules.js';
 import { priceCrypto, priceFiat, priceInCrypto } from './pricing.js';
@@ -164,14 +164,11 @@ export async function createPayment(
   const { db } = deps.database;
   const business = caller.business ?? (await getBusiness(db, caller.businessId));
   const now = deps.now();
-  const type = input.type ?? 'ONE_TIME';
-  const reusable = type === 'REUSABLE';
-  const expirationMinutes = reusable
-    ? 0
-    : input.expirationMinutes === 0
-      ? ZERO_EXPIRATION_MINUTES
-      : (input.expirationMinutes ?? DEFAULT_EXPIRATION_MINUTES);
-  const hash = requestHash(withDefaults(input));
+  const request = withDefaults(input);
+  const reusable = request.type === 'REUSABLE';
+  // REUSABLE: none (stored as 0).
+  const expirationMinutes = request.expirationMinutes ?? 0;
+  const hash = requestHash(request);
   let priced: Partial<typeof payments.$inferInsert> & { pricedIn: 'FIAT' | 'CRYPTO' };
   let status: PaymentStatus;
   try {
@@ -179,7 +176,7 @@ export async function createPayment(
   } catch (error) {
     // A replay returns the payment the first request made, whatever has changed since (rates out, the
     // network's node down, the business's networks narrowed): the refusal is only for a new payment.
-    if (error instanceof KassaError && (error.status === 422 || error.status === 503)) {
+    if (refusedForNow(error)) {
       const original = await readSnapshot(deps, (tx) => replayed(tx, deps, business.id, input, hash));
       if (original) return original;
     }
@@ -197,8 +194,8 @@ export async function createPayment(
     requestHash: hash,
     checkoutToken: randomToken('', 16),
     status,
-    type,
-    rateType: reusable ? 'FLOATING' : (input.rateType ?? 'FIXED'),
+    type: request.type,
+    rateType: request.rateType,
     locale: input.locale,
     serviceFeePercent: business.serviceFeePercent,
     userFeeSharePercent: business.userFeeSharePercent,
@@ -208,7 +205,7 @@ export async function createPayment(
     overpaymentPolicy: business.overpaymentPolicy,
     refundFollowUpDeposits: business.refundFollowUpDeposits,
     redirectUrl: input.redirectUrl ?? null,
-    redirectMode: input.redirectMode ?? 'PARENT',
+    redirectMode: request.redirectMode,
     expirationMinutes,
     expiresAt: reusable ? null : new Date(now.getTime() + expirationMinutes * 60_000),
     initiatedBy: caller.apiKey,

@@ -13,7 +13,7 @@ import { getBusiness, type Business } from '../businesses/index.js';
 import type { RiskAssessment } from '../compliance/index.js';
 import type { Broadcast, BroadcastResult } from '../networks/index.js';
 import type { WithdrawalsDeps as Deps } from './ports.js';
-import { conflict, forbidden, KassaError, notFound, validationFailed } from '../../platform/errors.js';
+import { conflict, forbidden, KassaError, notFound, refusedForNow, validationFailed } from '../../platform/errors.js';
 import { UUID_RE } from '../../platform/validate.js';
 import { amend, recordCreated, transition as moveEntity, type EntityStore } from '../../platform/state-machine.js';
 import { keyset } from '../../platform/cursor.js';
@@ -52,7 +52,7 @@ export async function createWithdrawal(
     // A replay returns the withdrawal the first request made, whatever has changed since (rates or
     // screening out, the address taken off the whitelist, the node down): the refusal is only for a
     // new one. (A debit the balance cannot cover rolls its insert back: nothing to find then.)
-    if (error instanceof KassaError && (error.status === 422 || error.status === 503)) {
+    if (refusedForNow(error)) {
       const original = await replayed(deps.database.db, caller.businessId, input);
       if (original) return original;
     }

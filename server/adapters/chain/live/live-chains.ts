@@ -76,6 +76,9 @@ export class NodeUnreachableError extends Error {
 /** How often a network whose node did not answer at start is tried again, in every role. */
 export const RECONNECT_MS = 10_000;
 
+/** An error's first line, for a one-line reason in the log and /ready. */
+const firstLine = (error: unknown): string => (error instanceof Error ? error.message.split('\n')[0]! : String(error));
+
 /**
  * Node calls at start retry for a while: a node restarting beside Kassa should not stop it from starting.
  * A setting the node shows to be wrong (LiveChainConfigError) is not retried.
@@ -85,7 +88,7 @@ async function withRetries<T>(what: string, open: () => Promise<T>, attempts: nu
     try {
       return await open();
     } catch (error) {
-      const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      const reason = firstLine(error);
       if (error instanceof LiveChainConfigError) throw new LiveChainConfigError(`${what}: ${reason}`);
       if (attempt >= attempts) throw new NodeUnreachableError(`${what}: ${reason}`);
       await new Promise((r) => setTimeout(r, delayMs));
@@ -169,14 +172,12 @@ export async function openLiveChains(
   const chains: ChainPorts = {};
   /** Configured networks whose node has not answered since start, with the last reason. */
   const waiting = new Map<Network, { open: () => Promise<LiveChain>; reason: string }>();
-  const unavailable: Network[] = [];
   const adopt = (chain: LiveChain) => {
     opened.push(chain);
     byNetwork.set(chain.network, chain);
     chains[chain.network] = chain.port;
     enabled.splice(0, enabled.length, ...NETWORKS.filter((n) => byNetwork.has(n)));
     waiting.delete(chain.network);
-    unavailable.splice(0, unavailable.length, ...waiting.keys());
   };
   for (const o of openers) {
     try {
@@ -185,14 +186,16 @@ export async function openLiveChains(
       // One node down must not stop the others' payments: start without it, say so, and keep trying.
       if (!(error instanceof NodeUnreachableError)) throw error;
       waiting.set(o.network, { open: o.open, reason: error.message });
-      unavailable.push(o.network);
       options.onUnreachable?.(o.network, error.message);
     }
   }
   const access: NetworkAccess = {
     mode: 'live',
     enabled,
-    unavailable,
+    // Read only when a request names a network not enabled: derived from the waiting list, not kept beside it.
+    get unavailable() {
+      return [...waiting.keys()];
+    },
     offers: (currency, network) => byNetwork.get(network)?.offers(currency) ?? false,
     addressSequence: (network) => byNetwork.get(network)?.addressSequence ?? SHARED_ADDRESS_SEQUENCE,
     depositAddress: (network, index) => {
@@ -221,7 +224,7 @@ export async function openLiveChains(
               adopt(await w.open());
               options.onConnected?.(network);
             } catch (error) {
-              w.reason = `${what(network)}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+              w.reason = `${what(network)}: ${firstLine(error)}`;
               // A node that answers but shows a setting wrong (a token contract missing on its chain) needs the operator.
               if (error instanceof LiveChainConfigError) options.onError(network, new LiveChainConfigError(w.reason));
             }
