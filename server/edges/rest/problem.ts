@@ -109,13 +109,49 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-permitted-cross-domain-policies': 'none',
 };
 
+/**
+ * The methods each registered path answers, for a 405 with `Allow` (RFC 9110 §15.5.6) where a
+ * client used the wrong method on a path that exists: `PUT /v1/payments` says to use POST or GET
+ * instead of claiming the path is unknown. Only the not-found path reads it.
+ */
+class AllowedMethods {
+  private readonly paths: { pattern: RegExp; methods: Set<string> }[] = [];
+
+  add(url: string, methods: string | string[]): void {
+    // ':param' matches one segment, '*' the rest; everything else literally.
+    const source = url
+      .split('/')
+      .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    const pattern = new RegExp(`^${source}$`);
+    let entry = this.paths.find((p) => p.pattern.source === pattern.source);
+    if (!entry) this.paths.push((entry = { pattern, methods: new Set() }));
+    for (const method of [methods].flat()) entry.methods.add(method.toUpperCase());
+  }
+
+  of(path: string): string[] {
+    const methods = new Set<string>();
+    for (const p of this.paths) if (p.pattern.test(path)) p.methods.forEach((m) => methods.add(m));
+    return [...methods].sort();
+  }
+}
+
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const { problem: p, headers } = toProblem(error);
     if (p.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, p, headers);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  const allowed = new AllowedMethods();
+  app.addHook('onRoute', (route) => allowed.add(route.url, route.method));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    const methods = allowed.of(path);
+    if (methods.length > 0 && !methods.includes(request.method)) {
+      return sendProblem(reply, problem(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; use ${methods.join(', ')}.`), {
+        allow: methods.join(', '),
+      });
+    }
+    return sendProblem(reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${path}.`));
+  });
 }

@@ -238,12 +238,28 @@ describe('problem details for unknown routes (404 NOT_FOUND)', () => {
     ['GET', '/v1/nope'],
     ['GET', '/'],
     ['POST', '/v1/payments/extra/segments'],
-    ['DELETE', '/v1/payments'],
     ['GET', '/v2/payments'],
   ] as const)('%s %s', async (method, url) => {
     const res = await t.app.inject({ method, url });
     seen.push(res);
     expectProblem(res, 404, 'NOT_FOUND');
+  });
+});
+
+describe('a path that exists, with a method it does not answer (405 METHOD_NOT_ALLOWED with Allow)', () => {
+  it.each([
+    ['PUT', '/v1/payments', 'GET, HEAD, POST'],
+    ['DELETE', '/v1/payments', 'GET, HEAD, POST'],
+    ['PATCH', '/v1/payments/9e119803-1653-431e-a760-59b81f0e6eb6?x=1', 'GET, HEAD'],
+    ['POST', '/v1/balances', 'GET, HEAD'],
+    ['PUT', '/v1/whitelisted-addresses', 'GET, HEAD, POST'],
+    ['POST', '/health', 'GET, HEAD'],
+  ] as const)('%s %s → Allow: %s', async (method, url, allow) => {
+    const res = await t.app.inject({ method, url });
+    seen.push(res);
+    expectProblem(res, 405, 'METHOD_NOT_ALLOWED');
+    expect(res.headers.allow).toBe(allow);
+    expect(res.json().detail).toBe(`${method} is not allowed on ${url.split('?')[0]}; use ${allow}.`);
   });
 });
 
