@@ -31,10 +31,12 @@ export type NetworkAccess = {
   /** The networks offered, in the spec's order. */
   readonly enabled: readonly Network[];
   /**
-   * Live: networks configured whose node has not answered since the process started. Kassa tries them
-   * again in the background; meanwhile a payment or withdrawal on one is 503 NETWORK_UNAVAILABLE.
+   * Live: whether `network` is configured, with `currency` among what it is configured to take (any,
+   * without a currency), but its node has not answered since the process started. Kassa tries it again
+   * in the background; meanwhile a payment or withdrawal on it is 503 NETWORK_UNAVAILABLE, while a
+   * currency the network is not configured for stays 422, as it will be once the node answers.
    */
-  readonly unavailable?: readonly Network[];
+  waitsFor?(currency: string | null | undefined, network: string): boolean;
   /** Whether `currency` may be used on `network` (its node is configured and, for tokens, the contract is). */
   offers(currency: string, network: Network): boolean;
   /** The PostgreSQL sequence numbering the network's deposit addresses. */
@@ -70,12 +72,13 @@ export function sandboxNetworkAccess(masterKey: MasterKey): NetworkAccess {
 export function assertOffered(access: NetworkAccess, currency: string | null | undefined, network: string, field = 'network'): void {
   const known = (NETWORKS as readonly string[]).includes(network);
   if (known && access.enabled.includes(network as Network) && (!currency || access.offers(currency, network as Network))) return;
-  if (access.unavailable?.includes(network as Network)) {
+  if (access.waitsFor?.(currency, network)) {
     throw new KassaError(503, 'NETWORK_UNAVAILABLE', `${network}'s node has not answered since Kassa started; it is tried again every 10 s. Retry later.`, [], {
       'retry-after': '10',
     });
   }
-  const what = currency && known && access.enabled.includes(network as Network) ? `${currency} on ${network} is` : `Network ${network} is`;
+  const networkServed = known && (access.enabled.includes(network as Network) || access.waitsFor?.(null, network));
+  const what = currency && networkServed ? `${currency} on ${network} is` : `Network ${network} is`;
   const enabled = access.enabled.length ? access.enabled.join(', ') : 'none';
   throw unprocessable('NETWORK_NOT_ENABLED', `${what} not enabled on this installation (enabled networks: ${enabled}).`, [
     { field, message: `enabled: ${enabled}` },

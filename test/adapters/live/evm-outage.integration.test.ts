@@ -92,6 +92,15 @@ describe('a node down at start', () => {
       expect(refused.headers['retry-after']).toBe('10');
       expect(refused.json()).toMatchObject({ code: 'NETWORK_UNAVAILABLE' });
       expect(refused.json().detail).toMatch(/^ETH's node has not answered since Kassa started/);
+      // A token it is configured for waits with it; one it is not configured for is refused as it will be once the node answers.
+      const token = (depositCurrency: string) =>
+        late.signed('POST', '/v1/payments', {
+          clientPaymentId: `late-${depositCurrency}`, businessId: late.business.businessId, locale: 'en', depositCurrency, network: 'ETH', depositAmount: '10',
+        });
+      expect((await token('USDT')).statusCode).toBe(503);
+      const usdc = await token('USDC');
+      expect(usdc.statusCode, usdc.body).toBe(422);
+      expect(usdc.json()).toMatchObject({ code: 'NETWORK_NOT_ENABLED', detail: 'USDC on ETH is not enabled on this installation (enabled networks: none).' });
       const ready = await late.app.inject({ url: '/ready' });
       expect(ready.statusCode).toBe(503);
       expect(ready.json().networks.ETH).toMatchObject({ ok: false, height: null });

@@ -23,6 +23,9 @@ function tokensOf(config: EvmNetworkConfig): TokenContract[] {
   return Object.entries(TOKEN_CONTRACTS[config.network] ?? {}).map(([currency, t]) => ({ currency, address: getAddress(t.contract) }));
 }
 
+/** What a network is configured to take, known without its node: its coin and its token contracts' currencies. */
+export const evmCurrencies = (config: EvmNetworkConfig): string[] => [NATIVE_CURRENCY[config.network], ...tokensOf(config).map((t) => t.currency)];
+
 export async function openEvmChain(
   config: EvmNetworkConfig,
   options: { sql: Sql; sink: LiveSink; mnemonicFile?: string; rpcTimeoutMs?: number },

@@ -13,7 +13,7 @@ import { SHARED_ADDRESS_SEQUENCE, type NetworkAccess } from '../../../modules/ne
 import type { ChainPorts } from '../../../modules/networks/ports.js';
 import { parseExtendedPublicKey, signerAccountKey } from '../evm/index.js';
 import { parseAccountXpub, UtxoSigner } from '../utxo/index.js';
-import { openEvmChain } from './evm-chain.js';
+import { evmCurrencies, openEvmChain } from './evm-chain.js';
 import type { ChainHealth, LiveChain, LiveSink, PayoutSettlement, ReplacedTransaction } from './live-chain.js';
 import { LiveChainConfigError, type LiveChainConfig } from './live-config.js';
 import { openUtxoChain } from './utxo-chain.js';
@@ -160,8 +160,16 @@ export async function openLiveChains(
   }
   const attempts = options.startAttempts ?? 5;
   const openers = [
-    ...config.evm.map((c) => ({ network: c.network, open: () => openEvmChain(c, { sql: options.sql, sink: options.sink, mnemonicFile }) })),
-    ...config.utxo.map((c) => ({ network: c.network, open: () => openUtxoChain(c, { sql: options.sql, sink: options.sink, signer: utxoSigner }) })),
+    ...config.evm.map((c) => ({
+      network: c.network,
+      currencies: evmCurrencies(c),
+      open: () => openEvmChain(c, { sql: options.sql, sink: options.sink, mnemonicFile }),
+    })),
+    ...config.utxo.map((c) => ({
+      network: c.network,
+      currencies: [c.network], // BTC, LTC and BCH are their own coins
+      open: () => openUtxoChain(c, { sql: options.sql, sink: options.sink, signer: utxoSigner }),
+    })),
   ];
   const what = (network: Network) => `${network} node at KASSA_${network}_RPC_URL`;
   // Filled as networks open (at start, or later for a node that did not answer then): the arrays and
@@ -171,7 +179,7 @@ export async function openLiveChains(
   const enabled: Network[] = [];
   const chains: ChainPorts = {};
   /** Configured networks whose node has not answered since start, with the last reason. */
-  const waiting = new Map<Network, { open: () => Promise<LiveChain>; reason: string }>();
+  const waiting = new Map<Network, { open: () => Promise<LiveChain>; currencies: readonly string[]; reason: string }>();
   const adopt = (chain: LiveChain) => {
     opened.push(chain);
     byNetwork.set(chain.network, chain);
@@ -185,16 +193,17 @@ export async function openLiveChains(
     } catch (error) {
       // One node down must not stop the others' payments: start without it, say so, and keep trying.
       if (!(error instanceof NodeUnreachableError)) throw error;
-      waiting.set(o.network, { open: o.open, reason: error.message });
+      waiting.set(o.network, { open: o.open, currencies: o.currencies, reason: error.message });
       options.onUnreachable?.(o.network, error.message);
     }
   }
   const access: NetworkAccess = {
     mode: 'live',
     enabled,
-    // Read only when a request names a network not enabled: derived from the waiting list, not kept beside it.
-    get unavailable() {
-      return [...waiting.keys()];
+    // Read only when a request names a network not enabled: from the waiting list, not kept beside it.
+    waitsFor: (currency, network) => {
+      const w = waiting.get(network as Network);
+      return w !== undefined && (!currency || w.currencies.includes(currency));
     },
     offers: (currency, network) => byNetwork.get(network)?.offers(currency) ?? false,
     addressSequence: (network) => byNetwork.get(network)?.addressSequence ?? SHARED_ADDRESS_SEQUENCE,
