@@ -13,6 +13,7 @@ import { ConfigError, loadConfig } from './platform/config.js';
 import { KeyMismatch, buildDeps, importSanctionsList, openKassaDatabase } from './compose.js';
 import type { Deps } from './deps.js';
 import { KassaError } from './platform/errors.js';
+import { unixTimes } from './edges/unix-times.rules.js';
 import { command, UsageError, type Command, type Values } from './edges/cli/command.js';
 import { businessCommands } from './edges/cli/business-commands.js';
 import { keyCommands } from './edges/cli/key-commands.js';
@@ -74,7 +75,8 @@ async function run(argv: string[]): Promise<void> {
       values as Values,
       positionals,
     );
-    process.stdout.write((values as Values).json ? `${JSON.stringify(output.json)}\n` : `${output.human}\n`);
+    // Times as the REST and tRPC APIs write them: integer UNIX seconds (the human text shows ISO).
+    process.stdout.write((values as Values).json ? `${JSON.stringify(unixTimes(output.json))}\n` : `${output.human}\n`);
   } finally {
     await database.close();
     await opened.stop();

@@ -122,8 +122,10 @@ describe('apikey:list and apikey:revoke', { timeout: 120_000 }, () => {
     const b = await t.addBusiness({ name: 'Keys' });
     const second = await ok('apikey:create', '--business', b.businessId, '--scopes', 'READ_PAYMENT');
     const listed = await ok('apikey:list', '--business', b.businessId);
-    const keys = listed.apiKeys as { apiKey: string; scopes: string[]; revokedAt: string | null }[];
+    const keys = listed.apiKeys as { apiKey: string; scopes: string[]; createdAt: number; revokedAt: number | null }[];
     expect(keys.map((k) => k.apiKey).sort()).toEqual([b.apiKey, second.apiKey].sort());
+    // Times in --json as the APIs write them: integer UNIX seconds.
+    for (const k of keys) expect(Math.abs(k.createdAt - Date.now() / 1000)).toBeLessThan(120);
     expect(keys.find((k) => k.apiKey === second.apiKey)).toMatchObject({ scopes: ['READ_PAYMENT'], revokedAt: null });
     expect(JSON.stringify(listed)).not.toContain(b.apiSecret);
     expect(JSON.stringify(listed)).not.toContain(String(second.apiSecret));
@@ -131,7 +133,8 @@ describe('apikey:list and apikey:revoke', { timeout: 120_000 }, () => {
     expect((await t.signed('GET', '/v1/payments?limit=1', undefined, b)).statusCode).toBe(200);
     const revoked = await ok('apikey:revoke', '--key', b.apiKey);
     expect(revoked).toMatchObject({ apiKey: b.apiKey, businessId: b.businessId });
-    expect(Date.parse(String(revoked.revokedAt))).toBeGreaterThan(0);
+    expect(Number.isInteger(revoked.revokedAt)).toBe(true);
+    expect(Math.abs(Number(revoked.revokedAt) - Date.now() / 1000)).toBeLessThan(120);
     expect((await t.signed('GET', '/v1/payments?limit=1', undefined, b)).statusCode).toBe(401);
     // The other key of the business still works.
     const other = { apiKey: String(second.apiKey), apiSecret: String(second.apiSecret) };
@@ -140,7 +143,7 @@ describe('apikey:list and apikey:revoke', { timeout: 120_000 }, () => {
     const again = await kassa('apikey:revoke', '--key', b.apiKey, '--json');
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/^NOT_FOUND: Active API key /);
-    const after = (await ok('apikey:list', '--business', b.businessId)).apiKeys as { apiKey: string; revokedAt: string | null }[];
+    const after = (await ok('apikey:list', '--business', b.businessId)).apiKeys as { apiKey: string; revokedAt: number | null }[];
     expect(after.find((k) => k.apiKey === b.apiKey)?.revokedAt).toBe(revoked.revokedAt);
   });
 });
@@ -152,9 +155,10 @@ describe('callback-secret:rotate', { timeout: 120_000 }, () => {
     expect(rotated.businessId).toBe(b.businessId);
     expect(rotated.callbackSecret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(rotated.callbackSecret).not.toBe(b.callbackSecret);
-    const until = Date.parse(String(rotated.previousSecretValidUntil));
+    const until = Number(rotated.previousSecretValidUntil) * 1000;
     expect(until - Date.now()).toBeGreaterThan(2 * 3_600_000 - 60_000);
     expect(until - Date.now()).toBeLessThanOrEqual(2 * 3_600_000);
+    expect(Number.isInteger(rotated.previousSecretValidUntil)).toBe(true);
     const stored = await t.db.db.select().from(previousCallbackSecrets).where(eq(previousCallbackSecrets.businessId, b.businessId));
     expect(stored).toHaveLength(1);
     expect(stored[0]!.secretEnc).not.toContain(b.callbackSecret);
@@ -251,8 +255,9 @@ describe('withdrawal:approve|reject, balances, deliveries', { timeout: 180_000 }
     expect(await attemptDelivery(t.deps, deliveries[0]!.id)).toBe('DELIVERED');
     expect(await ok('deliveries:redeliver', '--delivery', deliveries[0]!.id)).toEqual({ deliveryId: deliveries[0]!.id, status: 'PENDING' });
     expect(await attemptDelivery(t.deps, deliveries[0]!.id)).toBe('DELIVERED');
-    const log = (await ok('deliveries:list', '--business', b.businessId, '--status', 'delivered')).deliveries as { attemptLog: { statusCode: number }[] }[];
+    const log = (await ok('deliveries:list', '--business', b.businessId, '--status', 'delivered')).deliveries as { createdAt: number; attemptLog: { statusCode: number; startedAt: number }[] }[];
     expect(log[0]!.attemptLog.map((a) => a.statusCode)).toEqual([200, 200]);
+    expect(log[0]!.attemptLog.every((a) => Number.isInteger(a.startedAt) && a.startedAt >= log[0]!.createdAt)).toBe(true);
     expect(receiver.hitsFor('/payouts')).toHaveLength(2);
   });
 

@@ -1,5 +1,5 @@
 /**
- * Times in tRPC answers as the REST API writes them (CONTRACT §4, spec §2):
+ * Times in tRPC answers and the CLI's --json as the REST API writes them (CONTRACT §4, spec §2):
  * integers, UNIX seconds. Without this a database `Date` would cross the wire
  * as an ISO string (tRPC has no transformer here), and an internal tool
  * would see `createdAt` in two formats depending on which API it asked. Pure.

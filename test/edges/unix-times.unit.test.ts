@@ -1,6 +1,6 @@
 /** tRPC answers carry times as REST does: every Date, however deep, becomes integer UNIX seconds; nothing else changes. */
 import { describe, expect, it } from 'vitest';
-import { unixTimes } from '../../../server/edges/trpc/unix-times.rules.js';
+import { unixTimes } from '../../server/edges/unix-times.rules.js';
 
 describe('unixTimes', () => {
   it('converts Dates in objects and arrays, floors milliseconds, keeps the rest', () => {

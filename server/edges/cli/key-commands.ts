@@ -47,10 +47,10 @@ export const keyCommands = [
     }
     const until = new Date(ctx.now().getTime() + Math.round(hours * 3_600_000));
     const rotated = await rotateCallbackSecret(ctx.db, ctx.masterKey, businessId, until);
-    const out = { businessId, callbackSecret: rotated.callbackSecret, previousSecretValidUntil: rotated.previousSecretValidUntil.toISOString() };
+    const out = { businessId, callbackSecret: rotated.callbackSecret, previousSecretValidUntil: rotated.previousSecretValidUntil };
     return {
       json: out,
-      human: `callbackSecret ${out.callbackSecret}\nthe previous secret also signs until ${out.previousSecretValidUntil}`,
+      human: `callbackSecret ${out.callbackSecret}\nthe previous secret also signs until ${out.previousSecretValidUntil.toISOString()}`,
     };
   }),
   command('operator:create --name <n> --role admin|viewer', "an operator of the internal API; prints the bearer token (shown once)", async (ctx, values) => {

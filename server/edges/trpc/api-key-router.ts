@@ -7,7 +7,7 @@ import { forgetSecret } from '../../platform/secret-cache.js';
 import { SCOPES } from '../../modules/money/index.js';
 import { adminProcedure, operatorProcedure, router } from './init.js';
 import { createApiKey, getBusiness } from '../../modules/businesses/index.js';
-import { unixTimes } from './unix-times.rules.js';
+import { unixTimes } from '../unix-times.rules.js';
 
 export const apiKeyRouter = router({
   create: adminProcedure

@@ -5,7 +5,7 @@ import {
   CRYPTO_CURRENCIES, DEPOSIT_NETWORKS, NETWORKS, OVERPAYMENT_POLICIES, SETTLEMENT_CURRENCIES,
 } from '../../modules/money/index.js';
 import { createBusiness, getBusiness, updateBusiness, type Business } from '../../modules/businesses/index.js';
-import { unixTimes } from './unix-times.rules.js';
+import { unixTimes } from '../unix-times.rules.js';
 import { plainText } from '../../platform/validate.js';
 
 // "100.5" is not 100 with a fraction: above the whole maximum only zeros may follow the point.

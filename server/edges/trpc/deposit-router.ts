@@ -13,7 +13,7 @@ import { chooseCurrency, loadPaymentById, paymentRecord } from '../../modules/pa
 import { getBusiness } from '../../modules/businesses/index.js';
 import { getBusinessBalances } from '../../modules/withdrawals/index.js';
 import { byId, recentListInput } from './procedures.js';
-import { unixTimes } from './unix-times.rules.js';
+import { unixTimes } from '../unix-times.rules.js';
 import { notFound } from '../../platform/errors.js';
 import { plainText } from '../../platform/validate.js';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { listAttempts, listDeliveries, redeliver } from '../../modules/callbacks/index.js';
 import { adminProcedure, operatorProcedure, router } from './init.js';
 import { businessList, byId, recentListInput, withdrawalDecision } from './procedures.js';
-import { unixTimes } from './unix-times.rules.js';
+import { unixTimes } from '../unix-times.rules.js';
 import { getWithdrawal, ListWithdrawalsQuerySchema, listWithdrawals } from '../../modules/withdrawals/index.js';
 
 export const withdrawalRouter = router({
