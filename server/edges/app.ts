@@ -21,6 +21,7 @@ import { withdrawalRoutes } from './rest/withdrawal-routes.js';
 import { metadataRoutes } from './rest/metadata-routes.js';
 import { registerDocsAssets } from './rest/docs.js';
 import { registerRoutes, type AnyRoute } from './rest/route.js';
+import { duplicateKey } from './rest/duplicate-keys.rules.js';
 import { systemRoutes } from './rest/system-routes.js';
 import type { Registry } from 'prom-client';
 import { appRouter, type AppRouter } from './trpc/app-router.js';
@@ -119,6 +120,12 @@ export async function createServer({ deps, logger, checkResponses = false }: Ser
       if (error && isValidJson(body as string)) {
         const key = /"__proto__"\s*:/.test(body as string) ? '__proto__' : 'constructor';
         done(validationFailed([{ field: key, message: 'unknown field: a key named __proto__, or constructor with a prototype, is never accepted' }]), undefined);
+        return;
+      }
+      // Read last-wins here and first-wins elsewhere, a repeated key would mean two requests in one.
+      const repeated = error ? null : duplicateKey(body as string);
+      if (repeated !== null) {
+        done(validationFailed([{ field: repeated, message: 'given twice in one object: send each key once' }]), undefined);
         return;
       }
       done(error, value);

@@ -179,6 +179,18 @@ describe('prototype pollution attempts → 400 naming the key as unknown (CONTRA
   });
 });
 
+describe('a key given twice in one object → 400 naming it, nothing created', () => {
+  it.each<[string, () => string, string]>([
+    ['a second displayAmount', () => JSON.stringify(paymentBody({ displayAmount: '1.00' })).replace(/}$/, ',"displayAmount":"1000.00"}'), 'displayAmount'],
+    ['the same key spelled with an escape', () => JSON.stringify(paymentBody()).replace(/}$/, ',"\\u006cocale":"en"}'), 'locale'],
+  ])('refuses %s', async (_what, raw, key) => {
+    const before = await paymentCount();
+    const problem = expectProblem(await post(raw()), 400, 'VALIDATION_FAILED');
+    expect(problem.errors).toEqual([{ field: key, message: 'given twice in one object: send each key once' }]);
+    expect(await paymentCount()).toBe(before);
+  });
+});
+
 describe('JSON that is not an object (400 VALIDATION_FAILED)', () => {
   it.each([
     ['an array', '[]'],
