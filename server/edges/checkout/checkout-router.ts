@@ -32,7 +32,15 @@ export const checkoutRouter = router({
       dirty = true;
       wake?.();
     });
-    const onAbort = () => wake?.();
+    // A client that drops the stream before its first view is written may never resume this generator,
+    // so its `finally` would not run: the slot and the subscription are given back on the abort itself
+    // (both are idempotent, and `finally` still runs them for a stream that ends otherwise).
+    const onAbort = () => {
+      release?.();
+      unsubscribe?.();
+      wake?.();
+    };
+    if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort);
     try {
       let last = input.lastEventId ?? null;

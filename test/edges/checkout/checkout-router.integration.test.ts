@@ -1,5 +1,6 @@
 import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
 import { EventSource } from 'eventsource';
+import { request } from 'node:http';
 import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckoutRouter } from '../../../server/edges/checkout/checkout-router.js';
@@ -142,6 +143,25 @@ describe('checkout router', () => {
       for (const s of held) s.close();
     }
     await eventually(async () => t.deps.limits.openStreams(token, null) === 0, 5_000, 'every slot released');
+    expect(t.deps.limits.openStreams(null, '127.0.0.1')).toBe(0);
+  });
+
+  it('gives the slot back of a stream the client drops at any moment, even before its first view (found by a review: one link could take every slot)', async () => {
+    const token = await fiatPayment();
+    const { hostname, port } = new URL(base);
+    const path = `/checkout/api/updates?input=${encodeURIComponent(JSON.stringify({ token }))}`;
+    // Dropped 0–12 ms after sending: before, during and after the first view is computed and written.
+    for (let round = 0; round < 4; round++) {
+      await Promise.all(
+        Array.from({ length: 13 }, (_, ms) => {
+          const req = request({ host: hostname, port, path, headers: { accept: 'text/event-stream' }, agent: false });
+          req.on('error', () => {});
+          req.end();
+          return new Promise<void>((resolve) => setTimeout(() => (req.destroy(), resolve()), ms));
+        }),
+      );
+    }
+    await eventually(async () => t.deps.limits.openStreams(token, null) === 0, 5_000, 'every dropped stream released');
     expect(t.deps.limits.openStreams(null, '127.0.0.1')).toBe(0);
   });
 });
