@@ -67,7 +67,13 @@ async function replayed(db: Queryable, businessId: string, input: CreateWithdraw
     .from(withdrawals)
     .where(and(eq(withdrawals.businessId, businessId), eq(withdrawals.clientWithdrawalId, input.clientWithdrawalId)));
   if (!existing) return null;
-  if (existing.requestHash !== requestHash(input)) {
+  const same =
+    existing.requestHash === requestHash(input) ||
+    // A retry that writes out the fee payer the original left to the business's default (the one it was
+    // given then, stored with it) asks for the same withdrawal. Not the other way round: a retry that
+    // leaves it out asks for today's default, which may have changed.
+    (input.feePayer === existing.feePayer && existing.requestHash === requestHash({ ...input, feePayer: undefined }));
+  if (!same) {
     throw conflict('IDEMPOTENCY_CONFLICT', `clientWithdrawalId ${input.clientWithdrawalId} was already used with a different request.`);
   }
   return toWithdrawalRecord(existing, await approvalCount(db, existing.id));

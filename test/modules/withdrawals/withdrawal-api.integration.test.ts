@@ -339,6 +339,20 @@ describe('idempotency on (businessId, clientWithdrawalId)', () => {
     expectProblem(await t.signed('POST', '/v1/withdrawals', { ...body, feePayer: 'RECIPIENT' }), 409, 'IDEMPOTENCY_CONFLICT');
   });
 
+  it('a retry that writes out the fee payer the original took from the business default is the same request; the other way round is not', async () => {
+    const body = withdrawalBody(t.business, { amount: '0.002' });
+    const first = await ok(t.signed('POST', '/v1/withdrawals', body));
+    expect(first.feePayer).toBe('BUSINESS');
+    const before = await balance(t.business);
+    const explicit = await ok(t.signed('POST', '/v1/withdrawals', { ...body, feePayer: 'BUSINESS' }));
+    expect(explicit.withdrawalId).toBe(first.withdrawalId);
+    expect(await balance(t.business)).toBe(before);
+    // Written out first, left out in the retry: that retry asks for whatever the default is by then.
+    const written = withdrawalBody(t.business, { amount: '0.002', feePayer: 'BUSINESS' });
+    await ok(t.signed('POST', '/v1/withdrawals', written));
+    expectProblem(await t.signed('POST', '/v1/withdrawals', { ...written, feePayer: undefined }), 409, 'IDEMPOTENCY_CONFLICT');
+  });
+
   it('the same clientWithdrawalId in another business is a different withdrawal', async () => {
     const other = await t.addBusiness({ name: 'Same ids' });
     await fund(other, '1000.00');
