@@ -148,18 +148,23 @@ describe('single-use requests (no idempotency key)', () => {
     try {
       const replay = await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: captured });
       expectProblem(replay, 409, 'REQUEST_ALREADY_USED');
-      expect(replay.json().detail).toContain('already carried out');
+      expect(replay.json().detail).toContain('already received (carried out or refused)');
       const [row] = await t.db.sql`select count(*)::int as n from whitelisted_addresses where business_id = ${t.business.businessId} and label = 'replayed'`;
       expect(row!.n).toBe(0);
       // the removal replayed is refused the same way; a newly signed request is served
       expectProblem(await t.app.inject({ method: 'DELETE', url: removedPath, headers: { authorization: removeAuth }, remoteAddress: freshIp() }), 409, 'REQUEST_ALREADY_USED');
       const fresh = await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: sign(key, 'POST', '/v1/whitelisted-addresses', body) });
       expect(fresh.statusCode, fresh.body).toBe(200);
-      // A request the operation refuses (422: already whitelisted) keeps nothing, not even its signature.
-      const again = sign(key, 'POST', '/v1/whitelisted-addresses', body, nowS() + 1);
-      expect((await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: again })).statusCode).toBe(422);
-      const [kept] = await t.db.sql`select count(*)::int as n from used_signatures where signature = ${/signature=([0-9a-f]+)/.exec(again)![1]!}`;
-      expect(kept!.n).toBe(0);
+      // A request the operation refuses (422: already whitelisted) changes no entry but stays used: captured
+      // and replayed after the merchant removed the address, it would otherwise put it back (found by a review).
+      const refusedAuth = sign(key, 'POST', '/v1/whitelisted-addresses', body, nowS() + 1);
+      expectProblem(await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: refusedAuth }), 422, 'ALREADY_WHITELISTED');
+      const removeFresh = `/v1/whitelisted-addresses/${fresh.json().id}`;
+      const removal = authorizationHeader(key.apiKey, key.apiSecret, { method: 'DELETE', path: removeFresh, timestamp: nowS() });
+      expect((await t.app.inject({ method: 'DELETE', url: removeFresh, headers: { authorization: removal }, remoteAddress: freshIp() })).statusCode).toBe(200);
+      expectProblem(await send(t.app, 'POST', '/v1/whitelisted-addresses', { body, authorization: refusedAuth }), 409, 'REQUEST_ALREADY_USED');
+      const [after] = await t.db.sql`select count(*)::int as n from whitelisted_addresses where business_id = ${t.business.businessId} and label = 'replayed'`;
+      expect(after!.n).toBe(0);
     } finally {
       t.clock.advance(-10_000);
     }

@@ -15,7 +15,7 @@ import { API_SECURITY_HEADERS } from './problem.js';
 import type { Scope } from '../../modules/money/index.js';
 import { StaleCallerError } from '../../modules/businesses/index.js';
 import { forget, requireApiKey, type ApiCaller } from './auth.js';
-import { consumeSignature } from './single-use.js';
+import { consumeSignature, mayRetrySame } from './single-use.js';
 
 /** Who may call: a key with this scope, any valid key, or anyone. */
 export type RouteAuth = Scope | 'ANY_KEY' | 'NONE';
@@ -158,7 +158,10 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonl
         try {
           result = await runFresh();
         } catch (error) {
-          await giveBack?.();
+          // Only a failure of Kassa's own (5xx, or a limit to wait out) gives the signature back, for the same
+          // request to be sent again. A refusal keeps it used: replayed later, a captured refused request
+          // could succeed where it was refused (whitelisting an address after the merchant removed it).
+          if (mayRetrySame(error)) await giveBack?.();
           throw error;
         }
         if (options.checkResponses && reply.statusCode === 200) {

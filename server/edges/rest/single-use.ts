@@ -4,13 +4,18 @@
  * request: whitelisting an address the merchant has since removed, for one. For those routes
  * (`singleUse`), the signature is recorded once, in one statement that also drops the expired
  * ones; a second use is refused with 409 REQUEST_ALREADY_USED (not 401: the credentials are good, and a
- * client that stops on 401 would give up), before the operation runs. An operation that refuses
- * gives its signature back (a refused request changes nothing), so the request may be corrected.
+ * client that stops on 401 would give up), before the operation runs. A request that fails on
+ * Kassa's side (5xx, 429) gets its signature back, so that the same request may be sent again; a
+ * refused one (4xx) keeps it used: a corrected request is signed anew anyway, and a captured refused
+ * request replayed after the state changed (the address removed) must not succeed.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
-import { conflict, unauthorized } from '../../platform/errors.js';
+import { conflict, KassaError, unauthorized } from '../../platform/errors.js';
 import { MAX_CLOCK_SKEW_S, parseAuthorization } from './signature.rules.js';
+
+/** Whether the same signed request may be sent again after `error`: a failure of Kassa's, not a refusal. */
+export const mayRetrySame = (error: unknown): boolean => !(error instanceof KassaError) || error.status >= 500 || error.status === 429;
 
 /** Record the request's signature as used (409 if it was); returns the way to give it back. */
 export async function consumeSignature(deps: Deps, request: FastifyRequest): Promise<() => Promise<void>> {
@@ -27,7 +32,7 @@ export async function consumeSignature(deps: Deps, request: FastifyRequest): Pro
   if (!recorded) {
     throw conflict(
       'REQUEST_ALREADY_USED',
-      'This exact signed request was already carried out: each request to this operation is accepted once, and the same request signed within the same second signs the same. Read GET /v1/whitelisted-addresses for its outcome, or sign it again with a later timestamp.',
+      'This exact signed request was already received (carried out or refused): each request to this operation is accepted once, and the same request signed within the same second signs the same. Read GET /v1/whitelisted-addresses for its outcome, or sign it again with a later timestamp.',
     );
   }
   return async () => {
