@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './platform/config.js';
-import { KeyMismatch, buildDeps, importSanctionsList, openKassaDatabase } from './compose.js';
+import { KeyMismatch, buildDeps, importSanctionsList, openKassaDatabase, serverPublicUrl } from './compose.js';
 import type { Deps } from './deps.js';
 import { KassaError } from './platform/errors.js';
 import { unixTimes } from './edges/unix-times.rules.js';
@@ -57,12 +57,14 @@ async function run(argv: string[]): Promise<void> {
     strict: true,
   });
 
-  const config = loadConfig();
+  const loaded = loadConfig();
   // A CLI pointed at another data directory than the server's would make a second, empty database in
   // silence: say so when this command is the one that creates it.
-  const pgDir = resolve(config.dataDir, 'pg');
-  const creates = !config.databaseUrl && !existsSync(join(pgDir, 'PG_VERSION'));
-  const { masterKey, opened, database } = await openKassaDatabase(config, { max: 2 });
+  const pgDir = resolve(loaded.dataDir, 'pg');
+  const creates = !loaded.databaseUrl && !existsSync(join(pgDir, 'PG_VERSION'));
+  const { masterKey, opened, database } = await openKassaDatabase(loaded, { max: 2 });
+  // Callbacks sent for this command's changes carry the payment's url: the server's, unless given.
+  const config = process.env.PUBLIC_URL ? loaded : { ...loaded, publicUrl: (await serverPublicUrl(database)) ?? loaded.publicUrl };
   if (creates) {
     process.stderr.write(
       `Kassa: no database was in ${pgDir}; this command created a new, empty one. If your server runs with another KASSA_DATA_DIR or DATABASE_URL, give the CLI the same.\n`,

@@ -3,6 +3,7 @@
  * database, make sure it is migrated, resolve the master key, build Deps.
  */
 import postgres from 'postgres';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { connect, type Database } from '../db/client.js';
@@ -22,7 +23,7 @@ import { createSanctionsScreening, screeningConfigFromEnv } from './adapters/scr
 import { importSdn, type ImportCounts } from './adapters/screening/ofac-import.js';
 import { SanctionsScreeningPort } from './adapters/screening/live-port.js';
 import type { Background, LiveStatus } from './deps.js';
-import type { RatesPort } from './modules/money/index.js';
+import { NETWORKS, type RatesPort } from './modules/money/index.js';
 import type { ScreeningPort } from './modules/compliance/index.js';
 import { CallbackSender } from './adapters/callbacks/http-transport.js';
 import { RateLimits } from './platform/rate-limit.js';
@@ -86,12 +87,14 @@ export async function openDatabase(config: Config, options: { adoptOrphan?: bool
  * (opened, migrated, connected) with that key checked against it. On a
  * refused key nothing stays open.
  */
-export async function openKassaDatabase(config: Config, options: { max: number; adoptOrphan?: boolean }) {
+export async function openKassaDatabase(config: Config, options: { max: number; adoptOrphan?: boolean; server?: boolean }) {
   const masterKey = resolveMasterKey(config);
   const opened = await openDatabase(config, { adoptOrphan: options.adoptOrphan });
   const database = connect(opened.url, options);
   try {
     await verifyMasterKey(database, masterKey);
+    await verifyInstallation(database, config.sandbox, process.env, { record: options.server ?? false });
+    if (options.server) await recordPublicUrl(database, config.publicUrl);
   } catch (error) {
     await database.close().catch(() => {});
     await opened.stop().catch(() => {});
@@ -132,6 +135,59 @@ export async function verifyMasterKey(database: Database, key: MasterKey): Promi
   await database.db.insert(installation).values({ name: 'master_key_check', value: check }).onConflictDoNothing();
   const [winner] = await database.db.select({ value: installation.value }).from(installation).where(eq(installation.name, 'master_key_check'));
   if (winner?.value !== check) throw wrong; // another process recorded a different key at the same moment
+}
+
+/**
+ * What a database was set up with and every process on it must share: sandbox or live, and each live
+ * network's xpub (its deposit addresses and the scanner's watch list derive from it: a process with
+ * another would hand out addresses nobody watches). A server process records them at its first start
+ * (first writer wins); a later one, or a CLI command, that differs is refused in one line. A CLI
+ * command records nothing: run before the first server start of an older database, it would otherwise
+ * decide the mode for the server.
+ */
+export async function verifyInstallation(
+  database: Database,
+  sandbox: boolean,
+  env: Record<string, string | undefined>,
+  options: { record: boolean },
+): Promise<void> {
+  const mode = sandbox ? 'sandbox' : 'live';
+  await sameAsRecorded(database, 'mode', mode, options.record, () =>
+    sandbox
+      ? 'This database is a live one and this process runs in sandbox: set KASSA_SANDBOX=false (or NODE_ENV=production), as the server has. In sandbox it would price with the fixed table and hand out sandbox addresses on real payments.'
+      : 'This database was made in sandbox (its payments and deposits are simulated): live mode needs a database of its own, another KASSA_DATA_DIR or DATABASE_URL.',
+  );
+  if (sandbox) return;
+  for (const network of NETWORKS) {
+    const xpub = env[`KASSA_${network}_XPUB`]?.trim();
+    if (!xpub) continue;
+    await sameAsRecorded(database, `xpub:${network}`, fingerprint(xpub), options.record, () =>
+      `KASSA_${network}_XPUB is not the key this database's ${network} deposit addresses were derived from: deposits to them would go unseen. Start with the original xpub.`,
+    );
+  }
+}
+
+/**
+ * The PUBLIC_URL the last server started with: a CLI command that changes a payment (choosing its
+ * currency, a compliance decision) sends its callback with the payment's `url`, which must be the
+ * server's, not the CLI's default of localhost:3000.
+ */
+async function recordPublicUrl(database: Database, url: string): Promise<void> {
+  await database.db.insert(installation).values({ name: 'public_url', value: url }).onConflictDoUpdate({ target: installation.name, set: { value: url } });
+}
+
+/** The PUBLIC_URL the server runs with, for a CLI command not given one; null before any server start. */
+export async function serverPublicUrl(database: Database): Promise<string | null> {
+  const [row] = await database.db.select({ value: installation.value }).from(installation).where(eq(installation.name, 'public_url'));
+  return row?.value ?? null;
+}
+
+const fingerprint = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+async function sameAsRecorded(database: Database, name: string, value: string, record: boolean, refusal: () => string): Promise<void> {
+  if (record) await database.db.insert(installation).values({ name, value }).onConflictDoNothing();
+  const [stored] = await database.db.select({ value: installation.value }).from(installation).where(eq(installation.name, name));
+  if (stored && stored.value !== value) throw new KeyMismatch(refusal());
 }
 
 type MarketAdapters = { rates: RatesPort; screening: ScreeningPort; live: LiveStatus | null; background: Background[] };

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     // The embedded database belongs to one process: a second role would wait on it forever.
     throw new ConfigError(`--role=${role} needs DATABASE_URL: split roles share one PostgreSQL (run without --role to use the embedded one).`);
   }
-  const { masterKey, opened, database } = await openKassaDatabase(config, { max: 10, adoptOrphan: true });
+  const { masterKey, opened, database } = await openKassaDatabase(config, { max: 10, adoptOrphan: true, server: true });
   let deps;
   try {
     deps = config.sandbox ? buildDeps(config, database, masterKey) : await buildLiveDeps(config, database, masterKey, role);

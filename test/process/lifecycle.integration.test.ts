@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, passwordFileOf, startEmbedded } from '../../db/embedded.js';
 import { startWorker } from '../../jobs/worker.js';
 import { createLogger } from '../../server/platform/logger.js';
-import { buildDeps, verifyMasterKey } from '../../server/compose.js';
+import { buildDeps, verifyInstallation, verifyMasterKey } from '../../server/compose.js';
 import { startAnvil } from '../adapters/evm/anvil.js';
 import { testXpub } from '../helpers/watch-only.js';
 import { createBusiness } from '../../server/modules/businesses/business.service.js';
@@ -185,6 +185,50 @@ describe('refusals at start, in one line', () => {
     await verifyMasterKey(db, parseMasterKey(TEST_MASTER_KEY)); // the right key passes and is recorded
     await expect(verifyMasterKey(db, parseMasterKey(OTHER_KEY))).rejects.toThrow(/KASSA_MASTER_KEY/);
   });
+
+  it('sandbox or live, and each live xpub, are the database\'s: a server records them, a process that differs is refused (found by an operator review)', async () => {
+    const db = await createTestDatabase();
+    cleanup.push(() => db.drop());
+    const A = testXpub('ETH');
+    const B = testXpub('BTC'); // ETH and BSC share one account path, so one xpub
+    const live = { KASSA_ETH_XPUB: A };
+    // A CLI command before any server start records nothing: it must not decide the mode for the server.
+    await verifyInstallation(db, true, {}, { record: false });
+    await verifyInstallation(db, false, live, { record: true });
+    const recorded = await db.sql`select name from installation where name <> 'master_key_check' order by name`;
+    expect(recorded.map((r) => r.name)).toEqual(['mode', 'xpub:ETH']);
+    await verifyInstallation(db, false, live, { record: true }); // the same again passes
+    await verifyInstallation(db, false, {}, { record: false }); // a CLI without the chain's variables
+    await expect(verifyInstallation(db, true, {}, { record: false })).rejects.toThrow(/^This database is a live one and this process runs in sandbox: set KASSA_SANDBOX=false/);
+    await expect(verifyInstallation(db, false, { KASSA_ETH_XPUB: B }, { record: true })).rejects.toThrow(
+      /^KASSA_ETH_XPUB is not the key this database's ETH deposit addresses were derived from/,
+    );
+    await expect(verifyInstallation(db, false, { KASSA_ETH_XPUB: B }, { record: false })).rejects.toThrow(/KASSA_ETH_XPUB/);
+    // Another network's first xpub is recorded beside it.
+    await verifyInstallation(db, false, { ...live, KASSA_BSC_XPUB: B }, { record: true });
+
+    const sandboxDb = await createTestDatabase();
+    cleanup.push(() => sandboxDb.drop());
+    await verifyInstallation(sandboxDb, true, {}, { record: true });
+    await expect(verifyInstallation(sandboxDb, false, live, { record: true })).rejects.toThrow(/^This database was made in sandbox .*live mode needs a database of its own/);
+  });
+
+  it('a CLI command in sandbox on a live database is refused in one line and changes nothing', async () => {
+    const db = await createTestDatabase();
+    cleanup.push(() => db.drop());
+    await verifyInstallation(db, false, {}, { record: true });
+    const kid = spawnKid(process.execPath, ['--import', 'tsx', resolve('server/cli.ts'), 'business:create', '--name', 'Sandbox by mistake', '--json'], {
+      DATABASE_URL: db.url, KASSA_MASTER_KEY: TEST_MASTER_KEY, KASSA_SANDBOX: '', NODE_ENV: '',
+    });
+    const streams = captured(kid);
+    cleanup.push(() => kid.kill());
+    await kid.exited;
+    expect(kid.proc.exitCode).toBe(1);
+    expect(streams.stdout()).toBe('');
+    expect(streams.stderr()).toMatch(/^This database is a live one and this process runs in sandbox[^\n]*\n$/);
+    const [count] = await db.sql`select count(*)::int as n from businesses where name = 'Sandbox by mistake'`;
+    expect(count!.n).toBe(0);
+  }, 60_000);
 
   it.each(['web', 'worker'])('--role=%s without DATABASE_URL says that split roles need it', async (role) => {
     const result = await runToExit({ KASSA_DATA_DIR: join(privateDir('kassa-role-'), 'kassa') }, [`--role=${role}`]);
