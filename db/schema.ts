@@ -108,6 +108,8 @@ export const operators = pgTable('operators', {
   /** SHA-256 of the bearer token: the token itself is shown once and never stored. */
   tokenHash: text('token_hash').notNull().unique(),
   createdAt: createdAt(),
+  /** Set by operator:revoke: the token is refused from its next request on; the row stays for the approvals it signed. */
+  revokedAt: instant('revoked_at'),
 });
 
 export const payments = pgTable(

@@ -183,6 +183,22 @@ describe('callback-secret:rotate', { timeout: 120_000 }, () => {
     expect(() => verifyCallback(b.callbackSecret, headersOf(later), later.body, { now: t.clock.now() })).toThrow('no matching signature');
   });
 
+  it('a second rotation while the first overlap runs is refused (it would stop the old secret early) unless --replace-previous', async () => {
+    const b = await t.addBusiness({ name: 'Rotate twice' });
+    const first = await ok('callback-secret:rotate', '--business', b.businessId, '--overlap-hours', '24');
+    const before = await t.db.db.select().from(previousCallbackSecrets).where(eq(previousCallbackSecrets.businessId, b.businessId));
+    const again = await kassa('callback-secret:rotate', '--business', b.businessId, '--overlap-hours', '1', '--json');
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toMatch(/^OVERLAP_IN_PROGRESS: The secret replaced by the last rotation still signs until \S+; rotating now would stop it at once\./);
+    expect(await t.db.db.select().from(previousCallbackSecrets).where(eq(previousCallbackSecrets.businessId, b.businessId))).toEqual(before);
+    const [{ enc }] = (await t.db.sql`select callback_secret_enc as enc from businesses where id = ${b.businessId}`) as unknown as [{ enc: string }];
+    const replaced = await ok('callback-secret:rotate', '--business', b.businessId, '--overlap-hours', '1', '--replace-previous');
+    expect(replaced.callbackSecret).not.toBe(first.callbackSecret);
+    const [after] = await t.db.db.select().from(previousCallbackSecrets).where(eq(previousCallbackSecrets.businessId, b.businessId));
+    expect(after!.secretEnc).toBe(enc); // the first rotation's secret now overlaps with the new one
+  });
+
   it('refuses an overlap out of range with exit 2, and an unknown business with exit 1', async () => {
     const bad = await kassa('callback-secret:rotate', '--business', t.business.businessId, '--overlap-hours', '-1');
     expect(bad.code).toBe(2);
@@ -300,5 +316,65 @@ describe('compliance:decide', { timeout: 120_000 }, () => {
     const wrong = await kassa('compliance:decide', '--deposit', approved.depositId, '--decision', 'maybe', '--operator', 'ann');
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('--decision must be approve or block');
+  });
+
+  it('compliance:list shows the deposits waiting for a decision, with score and sender; a decided one leaves it', async () => {
+    const first = await heldDeposit();
+    const second = await heldDeposit();
+    const waiting = async () => (await ok('compliance:list', '--business', t.business.businessId)).deposits as { depositId: string; paymentId: string; riskScore: string; amount: string; receivedAt: number }[];
+    const before = await waiting();
+    expect(before.map((d) => d.depositId)).toEqual(expect.arrayContaining([first.depositId, second.depositId]));
+    expect(before.find((d) => d.depositId === first.depositId)).toMatchObject({ paymentId: first.paymentId, riskScore: '6', receivedAt: expect.any(Number) });
+    await ok('compliance:decide', '--deposit', first.depositId, '--decision', 'block', '--operator', 'ann');
+    const after = await waiting();
+    expect(after.map((d) => d.depositId)).not.toContain(first.depositId);
+    expect(after.map((d) => d.depositId)).toContain(second.depositId);
+    expect((await ok('compliance:list', '--business', crypto.randomUUID())).deposits).toEqual([]);
+    expect((await kassa('compliance:list', '--limit', '0')).code).toBe(2);
+  });
+});
+
+describe('payment:choose-currency and deposit:simulate (sandbox)', { timeout: 120_000 }, () => {
+  it("fix a NEW payment's currency, then pay it; the callbacks they cause carry the server's PUBLIC_URL, not the CLI's default", async () => {
+    const b = await t.addBusiness({ name: 'Shell', paymentCallbackUrl: 'https://shop.example/kassa' });
+    // What a server started with PUBLIC_URL=https://pay.example records; the CLI is given none.
+    await t.db.sql`insert into installation (name, value) values ('public_url', 'https://pay.example') on conflict (name) do update set value = excluded.value`;
+    const created = await t.signed('POST', '/v1/payments', { clientPaymentId: `shell-${Date.now()}`, businessId: b.businessId, locale: 'en', displayCurrency: 'EUR', displayAmount: '600.00' }, b);
+    const paymentId = created.json().paymentInfo.paymentId as string;
+    const chosen = await ok('payment:choose-currency', '--payment', paymentId, '--currency', 'BTC', '--network', 'BTC');
+    expect(chosen).toMatchObject({ paymentId, depositCurrency: 'BTC', network: 'BTC', expectedDepositAmount: '0.01' });
+    const paid = await ok('deposit:simulate', '--payment', paymentId, '--currency', 'BTC', '--network', 'BTC', '--amount', '0.01');
+    expect(paid.transactionId).toEqual(expect.any(String));
+    const bodies = await t.db.sql<{ status: string; url: string }[]>`
+      select body::jsonb->>'status' as status, body::jsonb->'payment'->>'url' as url from callback_deliveries where subject_id = ${paymentId} order by created_at`;
+    expect(bodies.map((d) => d.status)).toEqual(expect.arrayContaining(['PENDING']));
+    for (const { url } of bodies) expect(url).toMatch(/^https:\/\/pay\.example\/checkout\/[\w-]+$/);
+    await t.db.sql`delete from installation where name = 'public_url'`;
+  });
+});
+
+describe('operator:list and operator:revoke', { timeout: 120_000 }, () => {
+  it("lists operators without tokens; a revoked operator's token is refused from its next request, and its name from decisions", async () => {
+    const name = `zed-${Date.now()}`;
+    const created = await ok('operator:create', '--name', name, '--role', 'admin');
+    const call = (token: string) => t.app.inject({ method: 'GET', url: '/trpc/payments.list?input=%7B%7D', headers: { authorization: `Bearer ${token}` } });
+    expect((await call(String(created.token))).statusCode).toBe(200);
+
+    const listed = (await ok('operator:list')).operators as { name: string; role: string; createdAt: number; revokedAt: number | null }[];
+    expect(listed.find((o) => o.name === name)).toMatchObject({ role: 'admin', revokedAt: null, createdAt: expect.any(Number) });
+    expect(listed.map((o) => o.name)).toEqual(expect.arrayContaining(['ann', 'bob', 'vic', name]));
+    expect(JSON.stringify(listed)).not.toContain(String(created.token));
+
+    const revoked = await ok('operator:revoke', '--name', name);
+    expect(revoked).toMatchObject({ name, role: 'admin', revokedAt: expect.any(Number) });
+    expect((await call(String(created.token))).statusCode).toBe(401);
+    const decision = await kassa('withdrawal:approve', '--withdrawal', crypto.randomUUID(), '--operator', name);
+    expect(decision.code).toBe(1);
+    expect(decision.stderr).toMatch(/^NOT_FOUND: Operator /);
+    const again = await kassa('operator:revoke', '--name', name);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^NOT_FOUND: Active operator /);
+    // The other operators keep working.
+    expect((await ok('operator:list')).operators).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'ann', revokedAt: null })]));
   });
 });

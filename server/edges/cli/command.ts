@@ -75,6 +75,13 @@ export function optionsOf(usage: string): Options {
   return options;
 }
 
+/** `--limit`: 1 to 500, 50 when not given. */
+export function limitOf(values: Values): number {
+  const text = (values.limit as string | undefined) ?? '50';
+  if (!/^[0-9]{1,3}$/.test(text) || Number(text) < 1 || Number(text) > 500) throw new UsageError('--limit must be 1 to 500.');
+  return Number(text);
+}
+
 export function optionalString(values: Values, flag: string): string | undefined {
   const v = values[flag];
   return typeof v === 'string' ? v : undefined;

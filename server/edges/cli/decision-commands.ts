@@ -1,7 +1,7 @@
 /** An operator's decisions: withdrawal approvals and compliance reviews (CONTRACT §9). */
-import { decideCompliance } from '../../modules/deposits/index.js';
+import { decideCompliance, depositsInReview } from '../../modules/deposits/index.js';
 import { decideWithdrawal, getWithdrawal } from '../../modules/withdrawals/index.js';
-import { command, optionalString, requireAdmin, requireChoice, requireUuid } from './command.js';
+import { command, limitOf, optionalString, optionalUuid, requireAdmin, requireChoice, requireUuid } from './command.js';
 
 const WITHDRAWAL_DECISIONS = {
   APPROVE: ['withdrawal:approve --withdrawal <id> --operator <name>', 'approve a PENDING_APPROVAL withdrawal (policy TWO needs two different operators)'],
@@ -29,6 +29,16 @@ function withdrawalDecision(decision: 'APPROVE' | 'REJECT') {
 export const decisionCommands = [
   withdrawalDecision('APPROVE'),
   withdrawalDecision('REJECT'),
+  command('compliance:list [--business <id>] [--limit 50]', 'deposits waiting in COMPLIANCE_REVIEW, oldest first, with their risk score and sender: the ids compliance:decide takes', async (ctx, values) => {
+    const waiting = await depositsInReview(ctx.db, { businessId: optionalUuid(values, 'business'), limit: limitOf(values) });
+    return {
+      json: { deposits: waiting },
+      human:
+        waiting
+          .map((d) => `${d.depositId} ${d.amount.replace(/\.?0+$/, '')} ${d.depositCurrency} on ${d.network} from ${d.fromAddress} risk ${d.riskScore} (payment ${d.paymentId}, ${d.receivedAt.toISOString()})`)
+          .join('\n') || 'no deposit waits for a compliance decision',
+    };
+  }),
   command('compliance:decide --deposit <id> --decision approve|block --operator <name>', 'end a deposit\'s COMPLIANCE_REVIEW: approve (it is credited once confirmed) or block', async (ctx, values) => {
     const depositId = requireUuid(values, 'deposit');
     const decision = requireChoice(values, 'decision', ['approve', 'block'] as const);

@@ -1,6 +1,6 @@
 /** The callback attempt log and redelivery (CONTRACT §9: deliveries:*; callbacks:list and callback:redeliver are their older names). */
 import { listAttempts, listDeliveries, redeliver } from '../../modules/callbacks/index.js';
-import { command, optionalUuid, requireUuid, UsageError, type Command } from './command.js';
+import { command, limitOf, optionalUuid, requireUuid, UsageError, type Command } from './command.js';
 
 const STATUSES = ['PENDING', 'DELIVERED', 'EXPIRED'];
 
@@ -8,9 +8,7 @@ const list = command('deliveries:list [--business <id>] [--status PENDING|DELIVE
   // Any case, as the other enumerated flags take it (--approval-policy two).
   const status = (values.status as string | undefined)?.toUpperCase();
   if (status !== undefined && !STATUSES.includes(status)) throw new UsageError('--status must be PENDING, DELIVERED or EXPIRED.');
-  const limitText = (values.limit as string | undefined) ?? '50';
-  if (!/^[0-9]{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 500) throw new UsageError('--limit must be 1 to 500.');
-  const deliveries = await listDeliveries(ctx.db, { businessId: optionalUuid(values, 'business'), status, limit: Number(limitText) });
+  const deliveries = await listDeliveries(ctx.db, { businessId: optionalUuid(values, 'business'), status, limit: limitOf(values) });
   const withAttempts = await Promise.all(deliveries.map(async (d) => ({ ...d, attemptLog: await listAttempts(ctx.db, d.id) })));
   return {
     json: { deliveries: withAttempts },

@@ -1,7 +1,7 @@
 /** API keys, operators and the callback secret (CONTRACT §9). */
 import { SCOPES, type Scope } from '../../modules/money/index.js';
 import {
-  createApiKey, createOperator, listApiKeys, revokeApiKey, rotateCallbackSecret,
+  createApiKey, createOperator, listApiKeys, listOperators, revokeApiKey, revokeOperator, rotateCallbackSecret,
 } from '../../modules/businesses/index.js';
 import { command, requireBusiness, requireChoice, requireString, requireUuid, table, UsageError } from './command.js';
 
@@ -38,7 +38,7 @@ export const keyCommands = [
     const row = await revokeApiKey(ctx.db, apiKey, ctx.now());
     return { json: row, human: `API key ${row.apiKey} revoked at ${row.revokedAt!.toISOString()}` };
   }),
-  command('callback-secret:rotate --business <id> [--overlap-hours 24]', 'a new callback secret; until the overlap ends every callback (retries too) is signed with the new and the old', async (ctx, values) => {
+  command('callback-secret:rotate --business <id> [--overlap-hours 24] [--replace-previous]', 'a new callback secret; until the overlap ends every callback (retries too) is signed with the new and the old (refused while an earlier overlap runs, unless --replace-previous ends it)', async (ctx, values) => {
     const businessId = requireUuid(values, 'business');
     const hoursText = (values['overlap-hours'] as string | undefined) ?? '24';
     const hours = Number(hoursText);
@@ -46,7 +46,7 @@ export const keyCommands = [
       throw new UsageError(`--overlap-hours must be a number of hours from 0 to ${MAX_OVERLAP_HOURS}.`);
     }
     const until = new Date(ctx.now().getTime() + Math.round(hours * 3_600_000));
-    const rotated = await rotateCallbackSecret(ctx.db, ctx.masterKey, businessId, until);
+    const rotated = await rotateCallbackSecret(ctx.db, ctx.masterKey, businessId, until, { now: ctx.now(), replacePrevious: values['replace-previous'] === true });
     const out = { businessId, callbackSecret: rotated.callbackSecret, previousSecretValidUntil: rotated.previousSecretValidUntil };
     return {
       json: out,
@@ -58,5 +58,18 @@ export const keyCommands = [
     const role = requireChoice(values, 'role', ['admin', 'viewer'] as const);
     const op = await createOperator(ctx.db, name, role);
     return { json: { operatorId: op.operatorId, name, role, token: op.token }, human: `Bearer token (shown once): ${op.token}` };
+  }),
+  command('operator:list', 'every operator with role and creation/revocation time, never a token', async (ctx) => {
+    const ops = await listOperators(ctx.db);
+    return {
+      json: { operators: ops },
+      human: ops.length
+        ? table([['name', 'role', 'created', 'revoked'], ...ops.map((o) => [o.name, o.role, o.createdAt.toISOString(), o.revokedAt?.toISOString() ?? '-'])])
+        : 'no operators',
+    };
+  }),
+  command('operator:revoke --name <n>', "revoke an operator's bearer token at once (a leaked one, someone who left); its past decisions stay", async (ctx, values) => {
+    const row = await revokeOperator(ctx.db, requireString(values, 'name', 'n'), ctx.now());
+    return { json: row, human: `operator ${row.name} revoked at ${row.revokedAt!.toISOString()}: its token is refused from its next request on` };
   }),
 ];

@@ -7,7 +7,7 @@ import { and, asc, desc, eq, isNull, sql } from 'drizzle-orm';
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../../db/client.js';
 import { apiKeys, businesses, operators, previousCallbackSecrets } from '../../../db/schema.js';
-import { notFound, unprocessable } from '../../platform/errors.js';
+import { conflict, notFound, unprocessable } from '../../platform/errors.js';
 import { Dec, SCOPES, type Scope } from '../money/index.js';
 import { encryptSecret, randomToken, sha256Hex, type MasterKey } from '../../platform/secrets.js';
 
@@ -101,8 +101,29 @@ export async function createOperator(db: Db, name: string, role: OperatorRole): 
   return { operatorId: row.id, token };
 }
 
+/** The operator holding this bearer token, unless revoked. */
 export async function findOperatorByToken(db: Db, token: string) {
-  return (await db.query.operators.findFirst({ where: eq(operators.tokenHash, sha256Hex(token)) })) ?? null;
+  return (await db.query.operators.findFirst({ where: and(eq(operators.tokenHash, sha256Hex(token)), isNull(operators.revokedAt)) })) ?? null;
+}
+
+export type OperatorView = { operatorId: string; name: string; role: string; createdAt: Date; revokedAt: Date | null };
+
+const operatorView = { operatorId: operators.id, name: operators.name, role: operators.role, createdAt: operators.createdAt, revokedAt: operators.revokedAt };
+
+/** Every operator, oldest first, never a token (only its hash is stored). */
+export async function listOperators(db: Queryable): Promise<OperatorView[]> {
+  return db.select(operatorView).from(operators).orderBy(asc(operators.createdAt), asc(operators.name));
+}
+
+/** Revoke an operator's token at once (a leaked one, someone who left); the row stays for the decisions it made. */
+export async function revokeOperator(db: Queryable, name: string, at: Date): Promise<OperatorView> {
+  const [row] = await db
+    .update(operators)
+    .set({ revokedAt: at })
+    .where(and(eq(operators.name, name), isNull(operators.revokedAt)))
+    .returning(operatorView);
+  if (!row) throw notFound(`Active operator ${JSON.stringify(name)} not found.`);
+  return row;
 }
 
 export async function listBusinesses(db: Queryable): Promise<Business[]> {
@@ -129,25 +150,36 @@ export async function revokeApiKey(db: Queryable, apiKey: string, at: Date): Pro
   return row;
 }
 
+/** The operator a CLI decision names, unless revoked. */
 export async function findOperatorByName(db: Queryable, name: string) {
-  return (await db.query.operators.findFirst({ where: eq(operators.name, name), orderBy: asc(operators.createdAt) })) ?? null;
+  return (await db.query.operators.findFirst({ where: and(eq(operators.name, name), isNull(operators.revokedAt)), orderBy: asc(operators.createdAt) })) ?? null;
 }
 
 /**
  * A new callback secret for a business. The one it replaces keeps signing
- * beside it (every attempt, retries too) until `overlapEndsAt`; a rotation
- * during an overlap drops the older secret, only the last one is kept.
+ * beside it (every attempt, retries too) until `overlapEndsAt`. A rotation
+ * during an overlap is refused unless `replacePrevious` (only one earlier secret is kept).
  */
 export async function rotateCallbackSecret(
   db: Db,
   masterKey: MasterKey,
   businessId: string,
   overlapEndsAt: Date,
+  options: { now: Date; replacePrevious?: boolean },
 ): Promise<{ callbackSecret: string; previousSecretValidUntil: Date }> {
   const callbackSecret = newCallbackSecret();
   await db.transaction(async (tx) => {
     const [current] = await tx.select({ secretEnc: businesses.callbackSecretEnc }).from(businesses).where(eq(businesses.id, businessId)).for('update');
     if (!current) throw notFound(`Business ${businessId} not found.`);
+    // One earlier secret signs beside the current one: rotating again while it still does would stop it
+    // at once, before the time the first rotation promised its receivers.
+    const [earlier] = await tx.select({ expiresAt: previousCallbackSecrets.expiresAt }).from(previousCallbackSecrets).where(eq(previousCallbackSecrets.businessId, businessId));
+    if (earlier && earlier.expiresAt > options.now && !options.replacePrevious) {
+      throw conflict(
+        'OVERLAP_IN_PROGRESS',
+        `The secret replaced by the last rotation still signs until ${earlier.expiresAt.toISOString()}; rotating now would stop it at once. Wait until then, or rotate with --replace-previous to end that overlap now.`,
+      );
+    }
     await tx
       .insert(previousCallbackSecrets)
       .values({ businessId, secretEnc: current.secretEnc, expiresAt: overlapEndsAt })

@@ -5,7 +5,7 @@
  * deposits to one payment (or a replayed report) serialize instead of losing
  * an update.
  */
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { deposits, events, payments } from '../../../db/schema.js';
 import { networksSharingAddresses, TOKEN_CONTRACTS, type DepositReport } from '../networks/index.js';
@@ -427,6 +427,25 @@ async function ingestIn(deps: Deps, report: DepositReport, existing: DepositRow 
 export type ComplianceDecision = 'APPROVE' | 'REJECT';
 
 /** An operator's decision on a deposit in COMPLIANCE_REVIEW. */
+export type DepositInReview = {
+  depositId: string; paymentId: string; businessId: string; depositCurrency: string; network: string; amount: string;
+  fromAddress: string; txHash: string; riskScore: string; riskAssessment: Record<string, unknown>; receivedAt: Date;
+};
+
+/** Deposits waiting for an operator's compliance decision, oldest first: what `compliance:decide` takes. */
+export async function depositsInReview(db: Queryable, filter: { businessId?: string; limit: number }): Promise<DepositInReview[]> {
+  return db
+    .select({
+      depositId: deposits.id, paymentId: deposits.paymentId, businessId: deposits.businessId, depositCurrency: deposits.depositCurrency,
+      network: deposits.network, amount: deposits.amount, fromAddress: deposits.fromAddress, txHash: deposits.txHash,
+      riskScore: deposits.riskScore, riskAssessment: deposits.riskAssessment, receivedAt: deposits.receivedAt,
+    })
+    .from(deposits)
+    .where(and(eq(deposits.status, 'COMPLIANCE_REVIEW'), filter.businessId ? eq(deposits.businessId, filter.businessId) : undefined))
+    .orderBy(asc(deposits.receivedAt), asc(deposits.id))
+    .limit(filter.limit);
+}
+
 export async function decideCompliance(
   deps: Deps,
   depositId: string,
