@@ -25,8 +25,18 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what 
 
 export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-/** Free text PostgreSQL can store and a log shows as it is: no control characters (a NUL byte was a 500). */
-export const plainText = (max: number) => z.string().max(max).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
+/**
+ * Free text PostgreSQL can store as sent and a log shows as it is: no control characters (a NUL byte
+ * was a 500) and no lone UTF-16 surrogate (`\ud800` is stored as U+FFFD, so two different ids would
+ * become one: an idempotency key colliding with another). A paired surrogate (an emoji) is one code
+ * point to the `u` flag and passes.
+ */
+export const plainText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters')
+    .regex(/^[^\p{Cs}]*$/u, 'must be valid Unicode: a lone surrogate (\\ud800–\\udfff) is not a character');
 
 /** A merchant's own identifier (clientPaymentId, clientWithdrawalId): 1–255 characters, no control characters. */
 export const clientId = () => plainText(255).min(1);

@@ -158,9 +158,9 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonl
         try {
           result = await runFresh();
         } catch (error) {
-          // Only a failure of Kassa's own (5xx, or a limit to wait out) gives the signature back, for the same
-          // request to be sent again. A refusal keeps it used: replayed later, a captured refused request
-          // could succeed where it was refused (whitelisting an address after the merchant removed it).
+          // A refusal for the state the request met keeps the signature used: replayed later, a captured
+          // request could succeed where it was refused (whitelisting an address after the merchant removed
+          // it). Anything else gives it back (single-use.ts, mayRetrySame).
           if (mayRetrySame(error)) await giveBack?.();
           throw error;
         }

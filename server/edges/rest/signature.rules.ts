@@ -32,7 +32,9 @@ export function authorizationHeader(
 
 export type ParsedAuthorization = { apiKey: string; signature: string; timestamp: number };
 
-const HEADER_RE = /^KASSA-API api-key=([A-Za-z0-9_-]{1,128}),signature=([0-9a-f]{64}),timestamp=([0-9]{1,12})$/;
+// The timestamp without leading zeros: the server signs it as it writes the number, so "0179…" would be
+// verified over other text than the client signed (and two spellings would name one request).
+const HEADER_RE = /^KASSA-API api-key=([A-Za-z0-9_-]{1,128}),signature=([0-9a-f]{64}),timestamp=(0|[1-9][0-9]{0,11})$/;
 
 /** The header's documented form, quoted in refusals. */
 export const HEADER_FORM = `${AUTH_SCHEME} api-key=<API key>,signature=<64 lowercase hex>,timestamp=<UNIX seconds>`;
@@ -68,6 +70,7 @@ export function diagnoseAuthorization(value: string | undefined): string {
     return `timestamp=${timestamp} looks like milliseconds; send UNIX seconds (${timestamp.slice(0, -3)}), e.g. Math.floor(Date.now() / 1000).`;
   }
   if (!/^[0-9]{1,12}$/.test(timestamp)) return `timestamp must be UNIX seconds as digits only (e.g. 1700000000), not ${JSON.stringify(timestamp.slice(0, 40))}.`;
+  if (/^0[0-9]/.test(timestamp)) return `timestamp must be UNIX seconds without leading zeros (e.g. ${timestamp.replace(/^0+(?=[0-9])/, '')}), not ${JSON.stringify(timestamp)}.`;
   if (!/^[0-9a-f]{64}$/.test(parts.get('signature')!)) {
     return 'signature must be the HMAC-SHA256 as 64 lowercase hex characters (not base64, not upper case).';
   }

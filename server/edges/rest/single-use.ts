@@ -5,17 +5,22 @@
  * (`singleUse`), the signature is recorded once, in one statement that also drops the expired
  * ones; a second use is refused with 409 REQUEST_ALREADY_USED (not 401: the credentials are good, and a
  * client that stops on 401 would give up), before the operation runs. A request that fails on
- * Kassa's side (5xx, 429) gets its signature back, so that the same request may be sent again; a
- * refused one (4xx) keeps it used: a corrected request is signed anew anyway, and a captured refused
- * request replayed after the state changed (the address removed) must not succeed.
+ * Kassa's side (5xx, 429) gets its signature back, so that the same request may be sent again; one
+ * refused for the state it met (409, 422) keeps it used: a corrected request is signed anew anyway, and
+ * a captured refused request replayed after the state changed (the address removed) must not succeed.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { conflict, KassaError, unauthorized } from '../../platform/errors.js';
 import { MAX_CLOCK_SKEW_S, parseAuthorization } from './signature.rules.js';
 
-/** Whether the same signed request may be sent again after `error`: a failure of Kassa's, not a refusal. */
-export const mayRetrySame = (error: unknown): boolean => !(error instanceof KassaError) || error.status >= 500 || error.status === 429;
+/**
+ * Whether `error` gives the signature back: anything but a refusal for the state the request met (409,
+ * 422), which a replay could pass once that state changed. A failure on Kassa's side (5xx, 429) may be
+ * sent again as it is; bad input (400) or an id that does not exist (404) will never succeed, so
+ * keeping it would change a row for nothing.
+ */
+export const mayRetrySame = (error: unknown): boolean => !(error instanceof KassaError && (error.status === 409 || error.status === 422));
 
 /** Record the request's signature as used (409 if it was); returns the way to give it back. */
 export async function consumeSignature(deps: Deps, request: FastifyRequest): Promise<() => Promise<void>> {

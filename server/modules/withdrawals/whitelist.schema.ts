@@ -1,12 +1,13 @@
 /** Whitelisted withdrawal addresses (2023-02-09: `network` mandatory): the request and the records. */
 import { z } from 'zod';
+import { plainText } from '../../platform/validate.js';
 
 export const CreateWhitelistSchema = z.strictObject({
   currency: z.string().min(1).max(16).describe('Payout currency, e.g. USDT'),
   network: z.string().min(1).max(16).describe('Mandatory since 2023-02-09; pairs as for withdrawals'),
   address: z.string().min(1).max(128),
   destinationTag: z.string().min(1).max(24).optional().describe('XRP destination tag or XLM memo id'),
-  label: z.string().max(200).regex(/^[^\p{Cc}]*$/u, 'must not contain control characters').optional(),
+  label: plainText(200).optional(),
 });
 export type CreateWhitelistInput = z.infer<typeof CreateWhitelistSchema>;
 

@@ -234,10 +234,17 @@ describe('hostile shapes → 4xx, never 5xx', () => {
     expectClientError(await post(raw()));
   });
 
-  it('a lone surrogate in clientPaymentId is not a 5xx', async () => {
-    const res = await post(withRaw('clientPaymentId', '"edge-\\ud800"'));
-    expect(res.statusCode, res.body).toBeLessThan(500);
+  it('a lone surrogate in clientPaymentId is refused (stored it became U+FFFD: "x\\ud800" and "x\\udfff" collided as one id); an emoji passes', async () => {
+    const id = `edge-${randomUUID()}`;
+    const before = await paymentCount();
+    const res = await post(withRaw('clientPaymentId', `"${id}\\ud800"`));
+    const problem = expectProblem(res, 400, 'VALIDATION_FAILED');
+    expect(problem.errors).toEqual([{ field: 'clientPaymentId', message: expect.stringContaining('lone surrogate') }]);
     expectNoLeak(res);
+    expect(await paymentCount()).toBe(before);
+    const emoji = await post(JSON.stringify(paymentBody({ clientPaymentId: `${id}-\u{1F4B6}` })));
+    expect(emoji.statusCode, emoji.body).toBe(200);
+    expect(emoji.json().paymentInfo.clientPaymentId).toBe(`${id}-\u{1F4B6}`);
   });
 
   it('a businessId that is a UUID of no business → 403, not 5xx', async () => {

@@ -104,6 +104,7 @@ describe('authorizationHeader / parseAuthorization', () => {
     ['empty timestamp', `KASSA-API api-key=kk_abc,signature=${SIG},timestamp=`],
     ['non-numeric timestamp', `KASSA-API api-key=kk_abc,signature=${SIG},timestamp=17e8`],
     ['negative timestamp', `KASSA-API api-key=kk_abc,signature=${SIG},timestamp=-1700000000`],
+    ['a timestamp with a leading zero', `KASSA-API api-key=kk_abc,signature=${SIG},timestamp=01700000000`],
     ['missing scheme', `api-key=kk_abc,signature=${SIG},timestamp=1700000000`],
     ['Bearer scheme', `Bearer api-key=kk_abc,signature=${SIG},timestamp=1700000000`],
     ['other scheme', `HMAC api-key=kk_abc,signature=${SIG},timestamp=1700000000`],
@@ -130,6 +131,8 @@ describe('diagnoseAuthorization and signedStringShape (what a refusal says)', ()
     [`KASSA-API api-key=${key},timestamp=1700000000`, 'no signature='],
     [`KASSA-API api-key=${key},signature=${hex},timestamp=1700000000123`, 'looks like milliseconds; send UNIX seconds (1700000000)'],
     [`KASSA-API api-key=${key},signature=${hex},timestamp=2026-01-01T00:00:00Z`, 'UNIX seconds as digits only'],
+    // The server verifies the number as it writes it: "01700000000" would be signed over other text.
+    [`KASSA-API api-key=${key},signature=${hex},timestamp=01700000000`, 'without leading zeros (e.g. 1700000000), not "01700000000"'],
     [`KASSA-API api-key=${key},signature=${'A'.repeat(64)},timestamp=1700000000`, '64 lowercase hex'],
     [`KASSA-API api-key=${key}, signature=${hex},timestamp=1700000000`, 'must be exactly'],
   ])('%j → %s', (header, expected) => {
