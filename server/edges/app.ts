@@ -14,7 +14,7 @@ import { validationFailed } from '../platform/errors.js';
 import { metricsRoute, registerMetrics } from './rest/metrics.js';
 import { registerChainMetrics } from './rest/chain-metrics.js';
 import { openApiDocument } from './rest/openapi.js';
-import { frameworkErrors, problem, registerProblemHandlers, sendProblem } from './rest/problem.js';
+import { clientErrorHandler, frameworkErrors, problem, registerProblemHandlers, sendProblem } from './rest/problem.js';
 import { paymentRoutes } from './rest/payment-routes.js';
 import { testHelperRoutes } from './rest/test-helper-routes.js';
 import { withdrawalRoutes } from './rest/withdrawal-routes.js';
@@ -47,6 +47,19 @@ function jsonOnly(scope: FastifyInstance): void {
     const type = request.headers['content-type'];
     if (!BODILESS.has(request.method) && type !== undefined && !/^application\/json\s*(;|$)/i.test(type)) {
       return sendProblem(reply, problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.'));
+    }
+  });
+}
+
+/**
+ * The methods a tRPC scope answers; any other gets 405 with `Allow`, as problem+json, before tRPC's
+ * adapter, which answered them 415 in text/plain (OPTIONS /trpc/… from a browser, PUT, DELETE).
+ */
+function allowMethods(scope: FastifyInstance, methods: readonly string[]): void {
+  const allow = methods.join(', ');
+  scope.addHook('onRequest', async (request, reply) => {
+    if (!methods.includes(request.method)) {
+      return sendProblem(reply, problem(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${request.url.split('?')[0]}; use ${allow}.`), { allow });
     }
   });
 }
@@ -99,6 +112,7 @@ export async function createServer({ deps, logger, checkResponses = false }: Ser
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     frameworkErrors,
+    clientErrorHandler,
     // The client's address (lockouts, checkout limits, /metrics' loopback rule) is the socket's unless
     // the operator names the proxies in front (KASSA_TRUST_PROXY).
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
@@ -150,6 +164,8 @@ export async function createServer({ deps, logger, checkResponses = false }: Ser
   checkoutRoutes(app, deps);
 
   await app.register(async (scope) => {
+    // Called by tools, not by browsers on other origins: no CORS, so no OPTIONS either.
+    allowMethods(scope, ['GET', 'HEAD', 'POST']);
     jsonOnly(scope);
     await scope.register(fastifyTRPCPlugin, {
       prefix: '/trpc',
@@ -171,6 +187,8 @@ export async function createServer({ deps, logger, checkResponses = false }: Ser
   await app.register(
     async (scope) => {
       await scope.register(cors, { origin: '*', methods: ['GET', 'POST'], maxAge: 86400 });
+      // After CORS's own hook, which answers a preflight OPTIONS first.
+      allowMethods(scope, ['GET', 'HEAD', 'POST', 'OPTIONS']);
       jsonOnly(scope);
       await scope.register(fastifyTRPCPlugin, {
         prefix: '',

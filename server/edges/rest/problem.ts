@@ -4,6 +4,7 @@
  * stable codes here; anything unexpected becomes a bare 500 (or 503 when
  * the database is unreachable) with no stack trace or SQL.
  */
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { KassaError, type FieldError } from '../../platform/errors.js';
 
@@ -21,6 +22,7 @@ export type Problem = {
 const TITLES: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
   409: 'Conflict', 413: 'Payload Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
+  431: 'Request Header Fields Too Large',
   429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
@@ -90,6 +92,30 @@ export function frameworkErrors(error: FastifyError, _request: unknown, reply: F
   const { problem: p, headers } = toProblem(error);
   // helmet's hooks have not run for a request the router refused: the same headers, set here.
   void sendProblem(reply, p, { ...API_SECURITY_HEADERS, ...headers });
+}
+
+/**
+ * For Fastify's `clientErrorHandler`: a request node's HTTP parser refuses before Fastify sees it (a
+ * Content-Length that is not a number, both Content-Length and Transfer-Encoding, a bad chunk size,
+ * headers over the limit). Written on the socket, as problem+json like every other refusal, then the
+ * connection is closed: after a framing error the rest of its bytes cannot be read as requests.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const p =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? problem(431, 'HEADERS_TOO_LARGE', 'The request headers are larger than this server accepts.')
+      : problem(400, 'MALFORMED_REQUEST', 'The request is not valid HTTP/1.1 (its framing: the request line, Content-Length, Transfer-Encoding or a chunk).');
+  const body = JSON.stringify(p);
+  const head = [
+    `HTTP/1.1 ${p.status} ${p.title}`,
+    'content-type: application/problem+json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(API_SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
+    'connection: close',
+  ];
+  if (socket.writable) socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  else socket.destroy();
 }
 
 /**

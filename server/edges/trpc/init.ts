@@ -34,8 +34,9 @@ const t = initTRPC.context<Context>().create({
     }
     return {
       ...shape,
-      // Never leak internals: only domain errors and input errors keep their message.
-      message: error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal error' : shape.message,
+      // Never leak internals: domain errors keep their message; an input error says so in one sentence
+      // (zod's own message is its issue list, patterns included) and names the fields in fieldErrors.
+      message: error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal error' : cause instanceof ZodError ? 'The request is invalid.' : shape.message,
       data: {
         code: shape.data.code,
         httpStatus: shape.data.httpStatus,

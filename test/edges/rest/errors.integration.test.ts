@@ -6,6 +6,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizationHeader } from '../../../server/edges/rest/signature.rules.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
@@ -262,6 +263,38 @@ describe('problem details for unknown routes (404 NOT_FOUND)', () => {
     const res = await t.app.inject({ method, url });
     seen.push(res);
     expectProblem(res, 404, 'NOT_FOUND');
+  });
+});
+
+describe("requests node's HTTP parser refuses (framing) → problem+json too, then the connection closes", () => {
+  let port = 0;
+  beforeAll(async () => {
+    port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+  });
+  /** Send raw bytes, read until the server closes: status, headers, body. */
+  const raw = (bytes: string) =>
+    new Promise<{ status: number; headers: string; body: string }>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const [head = '', body = ''] = text.split('\r\n\r\n');
+        resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body });
+      });
+    });
+
+  it.each([
+    ['a Content-Length that is not a number', 'POST /v1/payments HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}', 400, 'MALFORMED_REQUEST'],
+    ['Content-Length and Transfer-Encoding together', 'POST /v1/payments HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'MALFORMED_REQUEST'],
+    ['a chunk size that is not hex', 'POST /v1/payments HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400, 'MALFORMED_REQUEST'],
+    ['headers over the limit', `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
+  ])('%s → %i %s', async (_what, bytes, status, code) => {
+    const res = await raw(bytes);
+    expect(res.status).toBe(status);
+    expect(res.headers).toContain('content-type: application/problem+json');
+    expect(res.headers).toContain('x-content-type-options: nosniff');
+    expect(JSON.parse(res.body)).toMatchObject({ status, code, type: `https://kassa.dev/problems/${code.toLowerCase().replaceAll('_', '-')}` });
   });
 });
 

@@ -107,6 +107,26 @@ describe('authentication and roles', () => {
   });
 });
 
+describe('methods', () => {
+  it.each(['OPTIONS', 'PUT', 'DELETE'] as const)('%s /trpc/… is 405 with Allow, as problem+json (tRPC answered 415 in text/plain)', async (method) => {
+    const res = await t.app.inject({ method, url: '/trpc/payments.list', headers: { authorization: `Bearer ${admin.token}`, origin: 'https://elsewhere.example' } });
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD, POST');
+    expect(res.headers['content-type']).toContain('application/problem+json');
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    expect(res.json()).toMatchObject({ code: 'METHOD_NOT_ALLOWED', detail: `${method} is not allowed on /trpc/payments.list; use GET, HEAD, POST.` });
+  });
+
+  it('the public checkout API still answers a CORS preflight', async () => {
+    const res = await t.app.inject({ method: 'OPTIONS', url: '/checkout/api/get', headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET' } });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    const put = await t.app.inject({ method: 'PUT', url: '/checkout/api/get' });
+    expect(put.statusCode).toBe(405);
+    expect(put.headers.allow).toBe('GET, HEAD, POST, OPTIONS');
+  });
+});
+
 describe('businesses.update', () => {
   it('sets fees and callback URL; a later REST payment uses the new fee', async () => {
     const shop = await t.addBusiness({ name: 'Fee shop' });
@@ -246,6 +266,8 @@ describe('businesses.update', () => {
     const e = await trpcError(client(viewer.token).deposits.list.query({ search: 'ab\u0000c' }));
     expect(e.code).toBe('BAD_REQUEST');
     expect(e.httpStatus).toBe(400);
+    // One sentence, the field named in fieldErrors: not zod's issue list with its patterns.
+    expect(e.message).toBe('The request is invalid.');
   });
 
   it('refuses a malformed businessId: BAD_REQUEST', async () => {
