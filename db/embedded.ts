@@ -188,7 +188,10 @@ const alive = (pid: number): boolean => {
  * with `adoptOrphan` (a server process, never a short CLI command, which would stop it under a Kassa
  * started meanwhile) this process takes it over, and `stop` stops it as if it had started it.
  */
-export function runningServer(dir: string, options: { adoptOrphan?: boolean } = {}): { url: (database?: string) => string; stop: () => Promise<void> } | null {
+export function runningServer(
+  dir: string,
+  options: { adoptOrphan?: boolean } = {},
+): { url: (database?: string) => string; stop: () => Promise<void>; adopted?: number } | null {
   const port = runningPort(dir);
   if (!port) return null;
   const url = urlFor(port, readPassword(dir) ?? LEGACY_PASSWORD);
@@ -203,6 +206,7 @@ export function runningServer(dir: string, options: { adoptOrphan?: boolean } = 
   if (postmaster === undefined) return null;
   return {
     url,
+    adopted: postmaster,
     stop: async () => {
       await stopPostmaster(dir, postmaster);
       rmSync(ownerFileOf(dir), { force: true });

@@ -61,7 +61,13 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
   }
 }
 
-export type OpenedDatabase = { url: string; stop: () => Promise<void>; embedded: boolean };
+export type OpenedDatabase = {
+  url: string;
+  stop: () => Promise<void>;
+  embedded: boolean;
+  /** The postmaster pid of an embedded PostgreSQL a killed Kassa left running, which this process took over. */
+  adopted?: number;
+};
 
 /**
  * DATABASE_URL when set; else the embedded server in <dataDir>/pg — reusing
@@ -75,11 +81,12 @@ export async function openDatabase(config: Config, options: { adoptOrphan?: bool
   const dir = resolve(config.dataDir, 'pg');
   // One already running there: a CLI command beside `npm start`, or an orphan of a Kassa killed without
   // stopping it, which a server process (never a short CLI command) adopts and stops at its own end.
-  const server = runningServer(dir, { adoptOrphan: options.adoptOrphan ?? false }) ?? (await startEmbedded(dir));
+  const running = runningServer(dir, { adoptOrphan: options.adoptOrphan ?? false });
+  const server = running ?? (await startEmbedded(dir));
   await ensureDatabase(server.url(), DATABASE_NAME);
   const url = server.url(DATABASE_NAME);
   await migrate(url);
-  return { url, stop: server.stop, embedded: true };
+  return { url, stop: server.stop, embedded: true, ...(running?.adopted ? { adopted: running.adopted } : {}) };
 }
 
 /**

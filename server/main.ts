@@ -54,6 +54,10 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = deps.log;
+  if (opened.adopted) {
+    // A warning: the Kassa before this one ended without stopping its database (a kill -9, a crash, the machine).
+    log.warn({ pid: opened.adopted }, `took over the embedded PostgreSQL (pid ${opened.adopted}) that a Kassa killed without stopping it left running; it stops with this process`);
+  }
   // graphile-worker leaves a failed job release unhandled (jobs/release-failures.ts): logged, not fatal.
   process.on('unhandledRejection', survivingJobReleaseFailures(log));
   // Live: payouts and sweeps run only where the keys are (the signer, or a combined process given the mnemonic).

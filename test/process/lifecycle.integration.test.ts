@@ -113,6 +113,9 @@ describe('shutdown', () => {
     expect(postgresOf(dataDir), 'a CLI command leaves it running').toEqual(orphan);
     const second = await startBundle({ KASSA_DATA_DIR: dataDir, PORT: String(await freePort()) });
     expect(postgresOf(dataDir), 'the second start reuses it').toEqual(orphan);
+    // And says so: the Kassa before it ended without stopping its database.
+    const postmaster = readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0];
+    expect(second.stdout()).toContain(`took over the embedded PostgreSQL (pid ${postmaster}) that a Kassa killed without stopping it left running`);
     second.proc.kill('SIGTERM');
     await second.exited;
     expect({ code: second.proc.exitCode, stderr: second.stderr() }).toEqual({ code: 0, stderr: '' });
