@@ -16,7 +16,7 @@ const list = command('deliveries:list [--business <id>] [--status PENDING|DELIVE
       withAttempts
         .map(
           (d) =>
-            `${d.id} ${d.kind} ${d.status} attempts=${d.attempts} ${d.url}\n` +
+            `${d.id} ${d.kind} ${d.status} attempts=${d.attempts} ${d.url}${d.nextAttemptAt ? ` next=${d.nextAttemptAt.toISOString()}` : ''}\n` +
             d.attemptLog.map((a) => `    #${a.attempt} ${a.startedAt.toISOString()} ${a.statusCode ?? '-'} ${a.latencyMs}ms ${a.error ?? ''}`).join('\n'),
         )
         .join('\n') || 'no callbacks',
