@@ -94,7 +94,11 @@ describe('npm run bench (smoke)', () => {
 
   it('reports the browser timings when Chromium is there (mandatory with KASSA_REQUIRE_BROWSER=1)', () => {
     const rows = report.scenarios.filter((r) => /^(address visible|deposit push)/.test(r.name));
-    expect(rows).toHaveLength(4);
+    // p50 and p95 of: the address in the open tab (the targets), the address in a fresh context, the push.
+    expect(rows.map((r) => r.name).sort()).toEqual([
+      'address visible p50', 'address visible p50, fresh browser context', 'address visible p95', 'address visible p95, fresh browser context', 'deposit push p50', 'deposit push p95',
+    ]);
+    expect(rows.filter((r) => r.target).map((r) => r.name).sort()).toEqual(['address visible p50', 'address visible p95', 'deposit push p50', 'deposit push p95']);
     const measured = rows.every((r) => typeof r.kassa === 'number');
     if (requireBrowser) expect(measured).toBe(true);
     if (!measured) expect(rows.every((r) => r.kassa === null)).toBe(true);
