@@ -60,26 +60,36 @@ export function runnerSettings(concurrency: number, pollInterval = 200) {
 }
 
 /**
- * Jobs run at once, and callbacks POSTed at once by the dispatcher. A callback mostly waits (the
- * receiver, its own commit): with 4, the database and CPU were left idle; 12 (bench scenario 3).
+ * Callbacks POSTed at once by the dispatcher. A callback mostly waits (the receiver, its own
+ * commit): with 4, the database and CPU were left idle; 12 (bench scenario 3).
  */
 export const DEFAULT_CONCURRENCY = 12;
+
+/**
+ * graphile-worker jobs run at once (at most `concurrency`). Each idle slot of graphile-worker polls
+ * for due jobs on its own timer, so 12 slots ran its getJobs query 60 times a second in an idle
+ * process: idle CPU, 20 s of an idle `npm start`, was Kassa 56 and PostgreSQL 34 ms a second
+ * with 12 slots, 34 and 12 with 4. The jobs are few (expiries, sweeps, payouts); the many,
+ * callbacks, are the dispatcher's and keep `concurrency`.
+ */
+export const JOB_CONCURRENCY = 4;
 
 export async function startWorker(
   deps: Deps,
   options: { concurrency?: number; pollInterval?: number; crontab?: boolean; tasks?: TaskSelection } = {},
 ): Promise<Runner> {
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const jobConcurrency = Math.min(concurrency, JOB_CONCURRENCY);
   // The worker's pool is Kassa's, not graphile-worker's: graphile-worker removes its pool's error
   // listener when it stops, so a connection that PostgreSQL ends later (a restart, the embedded
   // server stopping at shutdown) would crash the process with an unhandled 'error' event.
-  const pool = new pg.Pool({ connectionString: deps.database.url, max: concurrency + 2, application_name: 'kassa-worker' });
+  const pool = new pg.Pool({ connectionString: deps.database.url, max: jobConcurrency + 2, application_name: 'kassa-worker' });
   const lost = (error: Error) => deps.log.warn({ err: error, component: 'worker' }, 'a worker database connection was closed');
   pool.on('error', lost); // idle clients
   pool.on('connect', (client) => client.on('error', lost)); // clients in use (their query fails on its own)
   const runner = await run({
     pgPool: pool,
-    ...runnerSettings(concurrency, options.pollInterval),
+    ...runnerSettings(jobConcurrency, options.pollInterval),
     noHandleSignals: true,
     logger: workerLogger(deps.log),
     taskList: taskList(deps, options.tasks),
