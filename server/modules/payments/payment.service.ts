@@ -123,12 +123,19 @@ async function insertRows(client: Sql, rows: readonly PendingInsert[]): Promise<
   // In the unique index's order, so two batches holding the same clientPaymentIds take their
   // locks in the same order and one waits for the other instead of deadlocking.
   const ordered = [...rows].sort((a, b) => compareKeys(a.values, b.values));
+  // A column left out of a row's JSON is NULL to json_to_recordset: nulls are not written out (about
+  // half of a fiat payment's columns), which keeps the batch's text, and what the GC copies, smaller.
   const records = ordered.map(({ id, values, proof }) => {
-    const record: Record<string, string | null> = { id };
-    for (const [name, column] of INSERT_COLUMNS) record[column.name] = driverValue(column, values[name]);
-    record.proof_key_id = proof?.apiKeyId ?? null;
-    record.proof_key_version = proof?.keyVersion ?? null;
-    record.proof_business_version = proof?.businessVersion ?? null;
+    const record: Record<string, string> = { id };
+    for (const [name, column] of INSERT_COLUMNS) {
+      const value = driverValue(column, values[name]);
+      if (value !== null) record[column.name] = value;
+    }
+    if (proof) {
+      record.proof_key_id = proof.apiKeyId;
+      record.proof_key_version = proof.keyVersion;
+      record.proof_business_version = proof.businessVersion;
+    }
     return record;
   });
   const written = await answered(client.unsafe<{ id: string }[]>(INSERT_TEXT, [JSON.stringify(records)], { prepare: true }));
@@ -150,7 +157,10 @@ const insertBatch = preparedPerPool((database: Database) =>
 async function insertPayment(deps: Deps, values: PaymentInsert, proof: CallerProof | undefined): Promise<PaymentRow | undefined> {
   const id = randomUUID();
   if (!(await insertBatch(deps.database)({ id, values, proof }))) return undefined;
-  return { id, ...Object.fromEntries(INSERT_COLUMNS.map(([name]) => [name, values[name] ?? null])) } as PaymentRow;
+  // The row is the values sent (the INSERT returns only the id), filled in one object.
+  const row: Record<string, unknown> = { id };
+  for (const [name] of INSERT_COLUMNS) row[name] = values[name] ?? null;
+  return row as PaymentRow;
 }
 
 export async function createPayment(
