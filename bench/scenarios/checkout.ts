@@ -14,8 +14,8 @@
  *    renderer that is already running, as in a browser a customer already has open. The targets
  *    are on this load, and the push is measured in this tab;
  *  - in a fresh browser context, as before: reported, with the moment the renderer ran the page's
- *    first script. On this 2-vCPU machine that moment alone was 200–500 ms after navigation
- *    while the document had arrived in 30–50 ms: Chromium starting a renderer for the new context
+ *    first script. On this 2-vCPU machine that moment alone was ~190 ms after navigation at the
+ *    median (single loads up to ~500 ms) while the document had arrived in 30–50 ms: Chromium starting a renderer for the new context
  *    and Playwright attaching to it, none of it Kassa's (README, Performance).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -100,6 +100,9 @@ export type BrowserTimings = {
 
 type Page = import('playwright-core').Page;
 
+/** What WATCH has recorded in `page` so far. */
+const watched = (page: Page): Promise<PageState> => page.evaluate(() => (window as unknown as { __kassaBench: PageState }).__kassaBench);
+
 /** Loads a payment's page in `page` and returns its milestones once the address is painted and the live view has come. */
 async function loadCheckout(page: Page, paymentUrl: string): Promise<Breakdown> {
   const navigated = epochMs();
@@ -110,7 +113,7 @@ async function loadCheckout(page: Page, paymentUrl: string): Promise<Breakdown> 
   await page
     .waitForFunction(() => (window as unknown as { __kassaBench: PageState }).__kassaBench.messages.length > 0, undefined, { timeout: 10_000 })
     .catch(() => {});
-  const state = await page.evaluate(() => (window as unknown as { __kassaBench: PageState }).__kassaBench);
+  const state = await watched(page);
   const milestones = await page.evaluate(LOAD_MILESTONES);
   const address = state.addressAt ?? seenByBench - navigated;
   return { ...milestones, started: state.startedAt, sseOpened: state.sseOpenedAt, firstMessage: state.messages[0] ?? null, address };
@@ -153,14 +156,14 @@ async function measureInBrowser(ctx: BenchContext): Promise<BrowserTimings | str
       const payment = await createCryptoPayment(kassa.url, ctx.business, `bench-checkout-${Date.now()}-${i}`);
       const load = await loadCheckout(tab, payment.paymentUrl);
       loads.push(load);
-      let state = await tab.evaluate(() => (window as unknown as { __kassaBench: PageState }).__kassaBench);
+      let state = await watched(tab);
       const messagesBefore = state.messages.length;
       const sent = epochMs();
       await simulateDepositOverHttp(kassa.url, ctx.business, payment.paymentId);
       const answered = epochMs();
       await tab.locator(DEPOSIT).first().waitFor({ state: 'visible', timeout: 20_000 });
       const depositSeenByBench = epochMs();
-      state = await tab.evaluate(() => (window as unknown as { __kassaBench: PageState }).__kassaBench);
+      state = await watched(tab);
       const inPage = state.depositAt === null ? null : state.origin + state.depositAt - sent;
       const pushMs = inPage !== null && inPage >= 0 ? inPage : depositSeenByBench - sent;
       push.push(pushMs);

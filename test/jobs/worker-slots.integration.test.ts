@@ -20,7 +20,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-it('polls for jobs from JOB_CONCURRENCY slots while callbacks keep the default concurrency, and still runs jobs', async () => {
+it('polls for jobs from JOB_CONCURRENCY slots, not the default concurrency (the callbacks\' 12), and still runs jobs', async () => {
   expect(JOB_CONCURRENCY).toBeLessThan(DEFAULT_CONCURRENCY);
   runner = await startWorker(t.deps, { pollInterval: 50, crontab: false });
   const pollers = new Set<string>();

@@ -123,8 +123,8 @@ async function insertRows(client: Sql, rows: readonly PendingInsert[]): Promise<
   // In the unique index's order, so two batches holding the same clientPaymentIds take their
   // locks in the same order and one waits for the other instead of deadlocking.
   const ordered = [...rows].sort((a, b) => compareKeys(a.values, b.values));
-  // A column left out of a row's JSON is NULL to json_to_recordset: nulls are not written out (about
-  // half of a fiat payment's columns), which keeps the batch's text, and what the GC copies, smaller.
+  // A column left out of a row's JSON is NULL to json_to_recordset: nulls are not written out (a fiat
+  // payment has no crypto side yet), which keeps the batch's text, and what the GC copies, smaller.
   const records = ordered.map(({ id, values, proof }) => {
     const record: Record<string, string> = { id };
     for (const [name, column] of INSERT_COLUMNS) {
