@@ -68,14 +68,30 @@ async function runToExit(env: Record<string, string>, args: string[] = []): Prom
 }
 
 /** The pids of PostgreSQL servers running on `<dataDir>/pg`. */
+/**
+ * The postmaster(s) of the data directory: processes whose command line names it. A backend the
+ * postmaster has just forked carries the same command line until it sets its title, so a match
+ * whose parent is itself a match is left out (it once made a snapshot hold a pid gone a moment later).
+ */
 function postgresOf(dataDir: string): string[] {
-  return readdirSync('/proc').filter((p) => {
+  const matches = readdirSync('/proc').filter((p) => {
     if (!/^\d+$/.test(p)) return false;
     try {
       return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(`${dataDir}/pg\0`);
     } catch {
       return false; // raced with an exit
     }
+  });
+  const parentOf = (pid: string) => {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]!;
+    } catch {
+      return null; // raced with an exit
+    }
+  };
+  return matches.filter((pid) => {
+    const parent = parentOf(pid);
+    return parent !== null && !matches.includes(parent);
   });
 }
 
