@@ -15,6 +15,7 @@ import { createServer, type KassaServer } from './edges/app.js';
 import { createDemoBusinessIfEmpty, demoBanner, productionHint } from './modules/businesses/index.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { tuneHeapGrowth } from './platform/heap-growth.js';
+import { flushLog } from './platform/logger.js';
 import { buildDeps, buildLiveDeps, openKassaDatabase } from './compose.js';
 import { signsIn } from './adapters/chain/live/live-chains.js';
 import type { TaskSelection } from '../jobs/worker.js';
@@ -54,6 +55,11 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = deps.log;
+  // Banners go to stdout after the log lines before them (the log is buffered: platform/logger.ts).
+  const print = async (text: string) => {
+    await flushLog(log);
+    process.stdout.write(text);
+  };
   if (opened.adopted) {
     // A warning: the Kassa before this one ended without stopping its database (a kill -9, a crash, the machine).
     log.warn({ pid: opened.adopted }, `took over the embedded PostgreSQL (pid ${opened.adopted}) that a Kassa killed without stopping it left running; it stops with this process`);
@@ -103,7 +109,7 @@ async function main(): Promise<void> {
     log.warn('no signer in this process: withdrawals, refunds and sweeps wait for a process started with --role=signer (KASSA_SIGNER_MNEMONIC_FILE)');
   }
   if (role === 'signer') {
-    process.stdout.write(`\n  Kassa signer is running payouts for ${deps.networks.enabled.join(', ')}\n\n`);
+    await print(`\n  Kassa signer is running payouts for ${deps.networks.enabled.join(', ')}\n\n`);
     return;
   }
   if (role !== 'worker') {
@@ -114,17 +120,17 @@ async function main(): Promise<void> {
   // Demo credentials exist only in a sandbox that is not a production deployment.
   if (config.sandbox && !config.production && role !== 'worker') {
     const demo = await createDemoBusinessIfEmpty(deps);
-    if (demo) process.stdout.write(demoBanner(demo, config.publicUrl));
+    if (demo) await print(demoBanner(demo, config.publicUrl));
   } else if (role !== 'worker') {
     const hint = await productionHint(deps);
-    if (hint) process.stdout.write(hint);
+    if (hint) await print(hint);
   }
   const database_ = opened.embedded ? `embedded PostgreSQL (${config.dataDir}/pg)` : redacted(opened.url);
   if (role === 'worker') {
-    process.stdout.write(`\n  Kassa worker is running jobs on ${database_}\n\n`);
+    await print(`\n  Kassa worker is running jobs on ${database_}\n\n`);
   } else {
     const what = role === 'web' ? 'Kassa web' : 'Kassa';
-    process.stdout.write(`\n  ${what} is running at ${config.publicUrl}  (API reference: ${config.publicUrl}/docs; database: ${database_})\n\n`);
+    await print(`\n  ${what} is running at ${config.publicUrl}  (API reference: ${config.publicUrl}/docs; database: ${database_})\n\n`);
   }
 }
 

@@ -7,6 +7,7 @@ import helmet from '@fastify/helmet';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import { AccessLog } from './access-log.js';
 import { checkoutRoutes } from './checkout/checkout-page.js';
 import type { Deps } from '../deps.js';
 import { createLogger } from '../platform/logger.js';
@@ -113,6 +114,7 @@ export async function createServer({ deps, logger, checkResponses = false }: Ser
     requestIdHeader: false,
     frameworkErrors,
     clientErrorHandler,
+    logController: new AccessLog(),
     // The client's address (lockouts, checkout limits, /metrics' loopback rule) is the socket's unless
     // the operator names the proxies in front (KASSA_TRUST_PROXY).
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
