@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,20 +123,34 @@ export type Child = {
   stop: () => Promise<void>;
 };
 
-/** Spawn a child process whose output is kept (bounded) and which `cleanup` stops. */
-export function spawnChild(cleanup: Cleanup, what: string, command: string, args: string[], env: Record<string, string>, logFile?: string): Child {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  if (logFile) {
-    const log = createWriteStream(logFile);
-    child.stdout!.pipe(log, { end: false });
-    child.stderr!.pipe(log, { end: false });
+/** The last `bytes` of a file, for error messages. */
+function fileTail(path: string, bytes = 4000): string {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const buffer = Buffer.alloc(Math.min(size, bytes));
+    readSync(fd, buffer, 0, buffer.length, size - buffer.length);
+    return buffer.toString();
+  } finally {
+    closeSync(fd);
   }
+}
+
+/**
+ * Spawn a child process whose output is kept (bounded) and which `cleanup` stops. With `logFile`,
+ * the child writes its stdout and stderr into that file itself, as a service writes its log, so no
+ * process of the bench spends CPU reading it.
+ */
+export function spawnChild(cleanup: Cleanup, what: string, command: string, args: string[], env: Record<string, string>, logFile?: string): Child {
+  const fd = logFile ? openSync(logFile, 'a') : null;
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd ?? 'pipe', fd ?? 'pipe'] });
+  if (fd !== null) closeSync(fd); // the child holds its own copy
   let tail = '';
   const keep = (chunk: Buffer) => {
     tail = (tail + chunk.toString()).slice(-4000);
   };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = cleanup.add(what, async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -148,7 +162,7 @@ export function spawnChild(cleanup: Cleanup, what: string, command: string, args
   return {
     process: child,
     pid: child.pid!,
-    output: () => tail,
+    output: () => (logFile ? fileTail(logFile) : tail),
     stop,
   };
 }

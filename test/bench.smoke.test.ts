@@ -92,6 +92,19 @@ describe('npm run bench (smoke)', () => {
     }
   });
 
+  it('measures the create again on a Kassa logging at the default level: one access line a create, into its log file', () => {
+    const rate = report.scenarios.find((r) => r.name === 'create at the default LOG_LEVEL (info) vs silent');
+    const cpu = report.scenarios.find((r) => r.name === 'create CPU per request at the default LOG_LEVEL (info) vs silent');
+    expect(rate?.kassa).toBeGreaterThan(0);
+    expect(cpu?.kassa).toBeGreaterThan(0);
+    const [, lines, creates] = /: ([\d,]+) access lines of creates for ([\d,]+) creates and 0 errors/.exec(rate?.note ?? '') ?? [];
+    const [logged, counted] = [Number(lines?.replaceAll(',', '')), Number(creates?.replaceAll(',', ''))];
+    expect(counted).toBeGreaterThan(0);
+    // Every counted create has its line; a create still in flight when a turn ended has one too.
+    expect(logged).toBeGreaterThanOrEqual(counted);
+    expect(logged - counted).toBeLessThanOrEqual(2 * report.options.connections);
+  });
+
   it('reports the browser timings when Chromium is there (mandatory with KASSA_REQUIRE_BROWSER=1)', () => {
     const rows = report.scenarios.filter((r) => /^(address visible|deposit push)/.test(r.name));
     // p50 and p95 of: the address in the open tab (the targets), the address in a fresh context, the push.

@@ -6,14 +6,18 @@
  *      the same pool size and concurrency,
  *  (b) a bare Fastify route answering a constant (the framework ceiling), and
  *  (c) the HTTP floor: a bare Fastify route doing only (a)'s INSERT,
- * then the latency at half the maximum rate. The Kassa child's RSS is
+ * then the latency at half the maximum rate, and the same create on a second Kassa logging at the
+ * default level (the first logs nothing, as the targets have always been measured). The Kassa child's RSS is
  * sampled idle and every 100 ms while it is under load.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import type { BenchContext } from '../context.js';
-import { cpuMs, postgresCpuMeter, RssSampler } from '../env.js';
+import { cpuMs, postgresCpuMeter, RssSampler, startKassa } from '../env.js';
 import { runAutocannon, runClosedLoop, runPaced, type LoadResult } from '../load.js';
 import { makeRow, type Row } from '../report.js';
 import { batchRows, scrapeBatches } from '../batches.js';
@@ -21,6 +25,15 @@ import { quantile, sleep } from '../stats.js';
 
 const S = '1 create';
 const M = '5 memory';
+
+/** Access lines of creates in a log file so far (0 before it exists). */
+function createLines(path: string): number {
+  try {
+    return readFileSync(path, 'utf8').match(/"method":"POST","url":"\/v1\/payments".*"msg":"request completed"/g)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
 
 export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   const { options, business } = ctx;
@@ -107,6 +120,41 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   options.log(`  create: bare Fastify route doing only the raw INSERT, ${options.durationS} s`);
   const floor = await runAutocannon({ url: fastify.url, method: 'POST', path: '/floor/v1/payments', connections: options.connections, durationS: options.durationS, build });
 
+  // The Kassa above logs nothing (LOG_LEVEL=silent), as in every earlier round; a deployment logs at
+  // the default level, one access line a request. A second Kassa does, into a file, and the two take
+  // turns at full speed (half a phase each, twice), since this machine's speed drifts from one phase
+  // to the next by more than what is compared.
+  options.log(`  create: a second Kassa at the default LOG_LEVEL (info), its log into a file, taking turns with the first, ${options.durationS * 2} s`);
+  const logDir = mkdtempSync(join(tmpdir(), 'kassa-bench-log-'));
+  ctx.cleanup.add('log directory', async () => rmSync(logDir, { recursive: true, force: true }));
+  const logFile = join(logDir, 'kassa.log');
+  const logged = await startKassa(ctx.cleanup, ctx.db.url, { KASSA_MASTER_KEY: ctx.masterKeyHex, LOG_LEVEL: 'info' }, { nodeArgs: options.kassaNodeArgs, logFile });
+  const turns = { silent: { ok: 0, errors: 0, s: 0, cpu: 0 }, info: { ok: 0, errors: 0, s: 0, cpu: 0 } };
+  let accessLines = 0;
+  try {
+    if (options.warmupS > 0) await runAutocannon({ url: logged.url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: options.warmupS, build });
+    await sleep(1_000); // the log's buffer is written at least every 500 ms (server/platform/logger.ts)
+    const linesBefore = createLines(logFile);
+    for (let round = 0; round < 2; round++) {
+      for (const [level, child] of [['silent', kassa], ['info', logged]] as const) {
+        const c0 = cpuMs(child.pid);
+        const result = await runAutocannon({ url: child.url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: Math.max(1, options.durationS / 2), build });
+        const c1 = cpuMs(child.pid);
+        const turn = turns[level];
+        turn.ok += result.ok;
+        turn.errors += result.errors;
+        turn.s += result.durationS;
+        turn.cpu += c0 !== null && c1 !== null ? c1 - c0 : Number.NaN; // NaN: the CPU could not be read
+      }
+    }
+    await sleep(1_000);
+    accessLines = createLines(logFile) - linesBefore;
+  } finally {
+    await logged.stop();
+  }
+  const rate = (turn: typeof turns.info) => turn.ok / turn.s;
+  const cpuPer = (turn: typeof turns.info) => (turn.ok && Number.isFinite(turn.cpu) ? turn.cpu / turn.ok : null);
+
   const conc = `${options.connections} connections`;
   return [
     makeRow({ scenario: S, name: 'create payment vs raw INSERT+COMMIT', metric: `requests/s, ${conc}`, unit: 'req/s', kassa: max.rps, limit: insert.rps, target: { of: 'ratio', op: '>=', value: 0.5 }, digits: 0,
@@ -115,6 +163,9 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
       note: `not Kassa: the same signed requests to a bare Fastify route whose only work is the limit's INSERT (${floor.errors} errors). Its ratio is the most any HTTP service doing that one statement reaches here, against the 0.5 asked of Kassa` }),
     makeRow({ scenario: S, name: 'create payment vs bare Fastify', metric: `requests/s, ${conc}`, unit: 'req/s', kassa: max.rps, limit: framework.rps, digits: 0 }),
     makeRow({ scenario: S, name: 'create CPU per request vs bare Fastify', metric: 'server process CPU (user+sys) / 2xx, at max rate', unit: 'ms', kassa: kassaCpu, limit: fastifyCpu, digits: 3 }),
+    makeRow({ scenario: S, name: 'create at the default LOG_LEVEL (info) vs silent', metric: `requests/s, ${conc}, two Kassas taking turns`, unit: 'req/s', kassa: rate(turns.info), limit: rate(turns.silent), digits: 0,
+      note: `a second Kassa logging as a deployment does by default, into a file: ${accessLines.toLocaleString('en-US')} access lines of creates for ${turns.info.ok.toLocaleString('en-US')} creates and ${turns.info.errors} errors (a create in flight when a turn ended is logged, not counted); against the silent Kassa in the turns between` }),
+    makeRow({ scenario: S, name: 'create CPU per request at the default LOG_LEVEL (info) vs silent', metric: 'server process CPU (user+sys) / 2xx, two Kassas taking turns', unit: 'ms', kassa: cpuPer(turns.info), limit: cpuPer(turns.silent), digits: 3 }),
     makeRow({ scenario: S, name: 'create PostgreSQL CPU per request vs per raw INSERT', metric: 'database server CPU (user+sys, all backends) / operation, at max rate', unit: 'ms', kassa: kassaPgCpu, limit: rawPgCpu, digits: 3 }),
     makeRow({ scenario: S, name: 'create load generator CPU per request vs per raw INSERT', metric: 'bench process CPU (user+sys) / operation, at max rate', unit: 'ms', kassa: max.generatorCpuMs, limit: insert.generatorCpuMs, digits: 3,
       note: 'the load generator runs on the same 2 CPUs: autocannon with a signed request built per request, against postgres.js callers for the limit' }),
