@@ -21,15 +21,20 @@ export async function runTsx(script: string, args: string[], env: Record<string,
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: unknown; stdout?: string; stderr?: string; killed?: boolean };
-    if (typeof e.code !== 'number') throw error; // spawn failure or timeout, not an exit code
+    // Killed at the timeout: tsx passes the SIGTERM on and exits 143, which is no answer of the command.
+    if (e.killed) throw new Error(`${script} ${args.join(' ')} did not finish within ${timeout / 1000} s: ${e.stderr ?? ''}`);
+    if (typeof e.code !== 'number') throw error; // spawn failure, not an exit code
     return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
 }
 
-/** A `kassa` function bound to one database URL: exit code, stdout and stderr of one command. */
+/**
+ * A `kassa` function bound to one database URL: exit code, stdout and stderr of one command. A command
+ * takes 3 s or more alone (tsx compiles the CLI each time); amid the whole suite on 2 vCPUs one took over 20 s.
+ */
 export function cliOn(databaseUrl: () => string) {
   return (...args: string[]): Promise<CliResult> =>
-    runTsx('server/cli.ts', args, { DATABASE_URL: databaseUrl(), KASSA_MASTER_KEY: TEST_MASTER_KEY, LOG_LEVEL: 'silent', NODE_ENV: 'test' }, 20_000);
+    runTsx('server/cli.ts', args, { DATABASE_URL: databaseUrl(), KASSA_MASTER_KEY: TEST_MASTER_KEY, LOG_LEVEL: 'silent', NODE_ENV: 'test' }, 60_000);
 }
 
 /** The stdout of a --json command: exactly one line holding one JSON object, nothing else. */
