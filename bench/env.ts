@@ -123,8 +123,11 @@ export type Child = {
   stop: () => Promise<void>;
 };
 
+/** How much of a child's output is kept for error messages. */
+const TAIL = 4000;
+
 /** The last `bytes` of a file, for error messages. */
-function fileTail(path: string, bytes = 4000): string {
+function fileTail(path: string, bytes = TAIL): string {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
@@ -147,7 +150,7 @@ export function spawnChild(cleanup: Cleanup, what: string, command: string, args
   if (fd !== null) closeSync(fd); // the child holds its own copy
   let tail = '';
   const keep = (chunk: Buffer) => {
-    tail = (tail + chunk.toString()).slice(-4000);
+    tail = (tail + chunk.toString()).slice(-TAIL);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);

@@ -51,8 +51,8 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     const authorization = authorizationHeader(business.apiKey, business.apiSecret, { method: 'POST', path: '/v1/payments', body });
     return { body, headers: { 'content-type': 'application/json', authorization } };
   };
-  const load = (url: string, overallRate?: number) =>
-    runAutocannon({ url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: options.durationS, build, ...(overallRate ? { overallRate } : {}) });
+  const load = (url: string, overallRate?: number, durationS = options.durationS) =>
+    runAutocannon({ url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS, build, ...(overallRate ? { overallRate } : {}) });
 
   // Idle: after start, before any request.
   const idleSampler = new RssSampler(kassa.pid);
@@ -74,7 +74,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   try {
     if (options.warmupS > 0) {
       options.log(`  create: warm-up ${options.warmupS} s`);
-      await runAutocannon({ url: kassa.url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: options.warmupS, build });
+      await load(kassa.url, undefined, options.warmupS);
     }
     options.log(`  create: Kassa at full speed, ${options.durationS} s`);
     batchesBefore = await scrapeBatches(kassa.url);
@@ -132,13 +132,13 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   const turns = { silent: { ok: 0, errors: 0, s: 0, cpu: 0 }, info: { ok: 0, errors: 0, s: 0, cpu: 0 } };
   let accessLines = 0;
   try {
-    if (options.warmupS > 0) await runAutocannon({ url: logged.url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: options.warmupS, build });
+    if (options.warmupS > 0) await load(logged.url, undefined, options.warmupS);
     await sleep(1_000); // the log's buffer is written at least every 500 ms (server/platform/logger.ts)
     const linesBefore = createLines(logFile);
     for (let round = 0; round < 2; round++) {
       for (const [level, child] of [['silent', kassa], ['info', logged]] as const) {
         const c0 = cpuMs(child.pid);
-        const result = await runAutocannon({ url: child.url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: Math.max(1, options.durationS / 2), build });
+        const result = await load(child.url, undefined, Math.max(1, options.durationS / 2));
         const c1 = cpuMs(child.pid);
         const turn = turns[level];
         turn.ok += result.ok;

@@ -21,7 +21,7 @@ import { parseMasterKey } from '../../server/platform/secrets.js';
 import { testConfig, TEST_MASTER_KEY } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { eventually } from '../helpers/worker.js';
-import { KASSA_BUNDLE, spawnKid, waitFor, type Kid } from '../reliability/support.js';
+import { KASSA_BUNDLE, procStat, spawnKid, waitFor, type Kid } from '../reliability/support.js';
 
 const OTHER_KEY = 'ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100';
 const isRoot = process.getuid?.() === 0;
@@ -67,7 +67,6 @@ async function runToExit(env: Record<string, string>, args: string[] = []): Prom
   return { code: kid.proc.exitCode, stdout: streams.stdout(), stderr: streams.stderr() };
 }
 
-/** The pids of PostgreSQL servers running on `<dataDir>/pg`. */
 /**
  * The postmaster(s) of the data directory: processes whose command line names it. A backend the
  * postmaster has just forked carries the same command line until it sets its title, so a match
@@ -82,16 +81,9 @@ function postgresOf(dataDir: string): string[] {
       return false; // raced with an exit
     }
   });
-  const parentOf = (pid: string) => {
-    try {
-      return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]!;
-    } catch {
-      return null; // raced with an exit
-    }
-  };
   return matches.filter((pid) => {
-    const parent = parentOf(pid);
-    return parent !== null && !matches.includes(parent);
+    const parent = procStat(pid)?.[1];
+    return parent !== undefined && !matches.includes(parent);
   });
 }
 

@@ -46,15 +46,25 @@ export async function waitFor<T>(probe: () => Promise<T | null | undefined | fal
 // ---------------------------------------------------------------------------
 // Child processes
 
+/**
+ * The fields of `/proc/<pid>/stat` after the command name: [0] state, [1] ppid, [2] pgrp, …; null
+ * once the process is gone. (The command name may hold spaces and parentheses: the fields start
+ * after its last `)`.)
+ */
+export function procStat(pid: number | string): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null; // raced with an exit
+  }
+}
+
 /** Alive and not a zombie (a reparented zombie may never be reaped in a container). */
 export function alive(pid: number | undefined): boolean {
   if (!pid) return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
+  const fields = procStat(pid);
+  return fields !== null && fields[0] !== 'Z';
 }
 
 export type Kid = {
@@ -114,14 +124,8 @@ export function groupPids(pgid: number): number[] {
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // fields[0] = state, [1] = ppid, [2] = pgrp
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') pids.push(Number(entry));
-    } catch {
-      // raced with an exit
-    }
+    const fields = procStat(entry);
+    if (fields && Number(fields[2]) === pgid && fields[0] !== 'Z') pids.push(Number(entry));
   }
   return pids;
 }
