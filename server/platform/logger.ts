@@ -4,6 +4,7 @@
  */
 import { pino, type Logger as Pino } from 'pino';
 import { Logger as WorkerLogger, type LogLevel } from 'graphile-worker';
+import { Counter } from 'prom-client';
 
 export type Log = Pino;
 
@@ -37,13 +38,57 @@ const serializers = {
  * or docker), ~60 µs of CPU a line on the 2-vCPU machine against ~18 µs buffered, where a whole
  * create costs ~300 µs and writes one access line (edges/access-log.ts). A SIGKILL loses at most
  * the last 500 ms of lines; the database, not the log, is the record of what happened.
+ *
+ * The buffer holds at most `MAX_BUFFERED_BYTES`. When nothing reads stdout (a log shipper stuck, a
+ * terminal paused), lines beyond it are dropped and counted rather than kept: keeping them would
+ * grow the process until it is killed, and writing them synchronously would stop every payment
+ * with the log. The first line written once stdout drains again says how many were lost.
  */
+export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 const STDOUT = { dest: 1, sync: false, minLength: 4096, periodicFlush: 500 };
 
-export function createLogger(level: string, options: { stream?: NodeJS.WritableStream } = {}): Log {
-  // A silent logger writes nothing, so it gets no buffer and no flush timer.
-  const stream = options.stream ?? (level === 'silent' ? undefined : pino.destination(STDOUT));
-  return pino({ level, redact: REDACT, serializers }, stream as pino.DestinationStream | undefined);
+/** Lines dropped because stdout was not read (this process); `edges/rest/metrics.ts` adds it to each server's registry. */
+export const droppedLogLines = new Counter({
+  name: 'kassa_log_lines_dropped_total',
+  help: 'Log lines dropped because stdout was not read and the log buffer was full (this process)',
+  registers: [],
+});
+
+export type LoggerOptions = {
+  /** Write here instead of stdout (tests). */
+  stream?: NodeJS.WritableStream;
+  /** The most bytes held for stdout while it is not read (`MAX_BUFFERED_BYTES`). */
+  maxBufferedBytes?: number;
+};
+
+/** stdout, buffered and bounded as above; reports the lines it dropped once it can write again. */
+function stdoutDestination(maxLength: number): { stream: pino.DestinationStream; attach(log: Log): void } {
+  const destination = pino.destination({ ...STDOUT, maxLength });
+  let dropped = 0;
+  let log: Log | undefined;
+  destination.on('drop', () => {
+    dropped++;
+    droppedLogLines.inc();
+  });
+  destination.on('write', () => {
+    if (dropped === 0 || !log) return;
+    const lines = dropped;
+    dropped = 0;
+    // After this write's own bookkeeping: the destination is still settling it while it emits.
+    process.nextTick(() => log?.warn({ droppedLines: lines }, 'log lines dropped: stdout was not read and the log buffer was full'));
+  });
+  return { stream: destination, attach: (l) => (log = l) };
+}
+
+export function createLogger(level: string, options: LoggerOptions = {}): Log {
+  if (options.stream || level === 'silent') {
+    // A silent logger writes nothing, so it gets no buffer and no flush timer.
+    return pino({ level, redact: REDACT, serializers }, options.stream as pino.DestinationStream | undefined);
+  }
+  const stdout = stdoutDestination(options.maxBufferedBytes ?? MAX_BUFFERED_BYTES);
+  const log = pino({ level, redact: REDACT, serializers }, stdout.stream);
+  stdout.attach(log);
+  return log;
 }
 
 /** Writes out what the log holds (before a banner goes to stdout, so the two keep their order). */

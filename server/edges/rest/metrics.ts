@@ -23,6 +23,7 @@ import { z } from 'zod';
 import { KassaError } from '../../platform/errors.js';
 import { safeEqual } from '../../platform/secrets.js';
 import { batchMetrics } from '../../platform/batch.js';
+import { droppedLogLines } from '../../platform/logger.js';
 import { defineRoute, type AnyRoute } from './route.js';
 
 /** Payment statuses after which nothing more is expected (CONTRACT §5). */
@@ -42,6 +43,7 @@ export function registerMetrics(app: FastifyInstance, deps: Deps): Registry {
   collectDefaultMetrics({ register: registry, prefix: 'kassa_' });
   // The batchers' own series (platform/batch.ts): they live as long as the process, each server shows them.
   for (const metric of Object.values(batchMetrics)) registry.registerMetric(metric);
+  registry.registerMetric(droppedLogLines);
   const requests = new Counter({
     name: 'kassa_http_requests_total',
     help: 'HTTP requests answered by this process, by method, route pattern and status code',

@@ -51,6 +51,8 @@ describe('with KASSA_METRICS_TOKEN set', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.body).toContain('# HELP kassa_payments_created ');
+    // This process's log lines dropped while stdout was not read (platform/logger.ts): none here.
+    expect(res.body).toMatch(/^kassa_log_lines_dropped_total 0$/m);
   });
 });
 
