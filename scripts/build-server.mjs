@@ -1,6 +1,8 @@
 /**
- * `npm run build:server`: the server as ES modules, dist/server/main.js (what `npm start` runs) and
- * the chunks it imports (dist/server/chunks/). Packages stay in node_modules (imported at run time)
+ * `npm run build:server`: the server as ES modules, dist/server/main.js (what `npm start` runs),
+ * dist/server/cli.js (the operator CLI, run by scripts/kassa.mjs while it is current) and the chunks
+ * they import (dist/server/chunks/), with the stamp of the files they were made from
+ * (source-stamp.mjs). Packages stay in node_modules (imported at run time)
  * except BUNDLED: those are compiled in, so only what Kassa calls of them is loaded. viem and libauth
  * whole cost ~45 MiB of resident memory at start; the few functions a sandbox or live process uses
  * of them cost a fraction (bench scenario 5, idle RSS). A dynamic import() in Kassa's code becomes a
@@ -11,6 +13,7 @@ import { parse } from 'acorn';
 import { build } from 'esbuild';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { STAMP_FILE, stampOf } from './source-stamp.mjs';
 
 const BUNDLED = ['viem', '@bitauth/libauth'];
 const bundled = (path) => BUNDLED.some((name) => path === name || path.startsWith(`${name}/`));
@@ -18,8 +21,9 @@ const bundled = (path) => BUNDLED.some((name) => path === name || path.startsWit
 // Chunk names carry a content hash: clear the old ones so dist/server holds one build.
 rmSync('dist/server', { recursive: true, force: true });
 
-await build({
-  entryPoints: ['server/main.ts'],
+const { metafile } = await build({
+  entryPoints: ['server/main.ts', 'server/cli.ts'],
+  metafile: true,
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -69,3 +73,6 @@ for (const entry of readdirSync('dist/server', { recursive: true, withFileTypes:
   if (left) throw new Error(`${file}: ${left.length} character(s) beyond Latin-1 outside comments, e.g. ${JSON.stringify(left[0])}`);
   writeFileSync(file, out);
 }
+
+// Last, so that a build that failed above leaves no stamp claiming it is current.
+writeFileSync(STAMP_FILE, JSON.stringify(stampOf(process.cwd(), metafile)));

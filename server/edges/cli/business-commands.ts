@@ -37,7 +37,7 @@ export function parseAllowedNetworks(items: readonly string[]): Record<string, s
   const out: Record<string, string[]> = {};
   for (const item of items) {
     const match = /^([A-Za-z0-9]+)=([A-Za-z0-9]+(?:,[A-Za-z0-9]+)*)$/.exec(item.trim());
-    if (!match) throw new UsageError(`--allowed-networks takes CURRENCY=NET[,NET…] (e.g. USDT=ETH,TRX) or all, not ${JSON.stringify(item)}.`);
+    if (!match) throw new UsageError(`--allowed-networks takes CURRENCY=NET[,NET...] (e.g. USDT=ETH,TRX) or all, not ${JSON.stringify(item)}.`);
     out[match[1]!.toUpperCase()] = match[2]!.split(',').map((n) => n.toUpperCase());
   }
   return out;

@@ -65,7 +65,7 @@ export function command(
  * `--flag` is a boolean. Brackets (optional) and `…` (repeatable) are read past.
  */
 export function optionsOf(usage: string): Options {
-  const words = usage.split(/\s+/).map((w) => w.replace(/^\[|\]?…?$/g, ''));
+  const words = usage.split(/\s+/).map((w) => w.replace(/^\[|\]?\u2026?$/g, ''));
   const options: Options = {};
   words.forEach((word, i) => {
     if (!word.startsWith('--')) return;
