@@ -92,6 +92,16 @@ describe('npm run bench (smoke)', () => {
     }
   });
 
+  it('measures create, raw INSERT and HTTP floor again in turns, each with its own rate', () => {
+    const create = report.scenarios.find((r) => r.name === 'create payment vs raw INSERT+COMMIT, in turns');
+    const floor = report.scenarios.find((r) => r.name === 'HTTP floor vs raw INSERT+COMMIT, in turns');
+    expect(create?.kassa).toBeGreaterThan(0);
+    expect(floor?.kassa).toBeGreaterThan(0);
+    // One raw INSERT rate for both rows: the same turns.
+    expect(create?.limit).toBeGreaterThan(0);
+    expect(floor?.limit).toBe(create?.limit);
+  });
+
   it('measures the create again on a Kassa logging at the default level: one access line a create, into its log file', () => {
     const rate = report.scenarios.find((r) => r.name === 'create at the default LOG_LEVEL (info) vs silent');
     const cpu = report.scenarios.find((r) => r.name === 'create CPU per request at the default LOG_LEVEL (info) vs silent');
