@@ -53,6 +53,13 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   };
   const load = (url: string, overallRate?: number, durationS = options.durationS) =>
     runAutocannon({ url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS, build, ...(overallRate ? { overallRate } : {}) });
+  /** The limit: one single-row INSERT a call, `prefix` keeping each phase's client ids apart. */
+  const rawInsert = (sql: postgres.Sql, prefix: string) => (i: number) =>
+    sql`insert into bench_raw_insert (client_id, amount) values (${`${prefix}-${i}`}, ${'25.00'})`;
+  /** Turns taken by two or three contenders: half a phase each, twice. */
+  const turnS = Math.max(1, options.durationS / 2);
+  /** Completed operations per second over a contender's turns. */
+  const rate = (turn: { ok: number; s: number }) => (turn.s ? turn.ok / turn.s : null);
 
   // Idle: after start, before any request.
   const idleSampler = new RssSampler(kassa.pid);
@@ -105,7 +112,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
       amount numeric not null,
       created_at timestamptz not null default now())`;
     const pgCpu = postgresCpuMeter(ctx.db.url);
-    insert = await runClosedLoop((i) => raw`insert into bench_raw_insert (client_id, amount) values (${`${runId}-${i}`}, ${'25.00'})`, options.connections, options.durationS);
+    insert = await runClosedLoop(rawInsert(raw, runId), options.connections, options.durationS);
     rawPgCpu = pgCpu(insert.ok);
   } finally {
     await raw.end({ timeout: 5 });
@@ -118,7 +125,8 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   const cpu1 = cpuMs(fastify.pid);
   const fastifyCpu = cpu0 !== null && cpu1 !== null && framework.ok ? (cpu1 - cpu0) / framework.ok : null;
   options.log(`  create: bare Fastify route doing only the raw INSERT, ${options.durationS} s`);
-  const floor = await runAutocannon({ url: fastify.url, method: 'POST', path: '/floor/v1/payments', connections: options.connections, durationS: options.durationS, build });
+  const floorLoad = (durationS: number) => runAutocannon({ url: fastify.url, method: 'POST', path: '/floor/v1/payments', connections: options.connections, durationS, build });
+  const floor = await floorLoad(options.durationS);
 
   // The same three in turns (half a phase each, twice), so that the machine's drift from one phase
   // to the next, ±0.1 of the ratio on this 2-vCPU machine, weighs on all three alike.
@@ -126,12 +134,11 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   const inTurns = { kassa: { ok: 0, s: 0 }, insert: { ok: 0, s: 0 }, floor: { ok: 0, s: 0 } };
   const turnRaw = postgres(ctx.db.url, { max: options.poolSize, onnotice: () => {} });
   try {
-    const turnS = Math.max(1, options.durationS / 2);
     for (let round = 0; round < 2; round++) {
       const results = {
         kassa: await load(kassa.url, undefined, turnS),
-        insert: await runClosedLoop((i) => turnRaw`insert into bench_raw_insert (client_id, amount) values (${`${runId}-turn${round}-${i}`}, ${'25.00'})`, options.connections, turnS),
-        floor: await runAutocannon({ url: fastify.url, method: 'POST', path: '/floor/v1/payments', connections: options.connections, durationS: turnS, build }),
+        insert: await runClosedLoop(rawInsert(turnRaw, `${runId}-turn${round}`), options.connections, turnS),
+        floor: await floorLoad(turnS),
       };
       for (const [name, result] of Object.entries(results) as [keyof typeof inTurns, LoadResult][]) {
         inTurns[name].ok += result.ok;
@@ -141,7 +148,6 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   } finally {
     await turnRaw.end({ timeout: 5 });
   }
-  const turnRate = (turn: { ok: number; s: number }) => (turn.s ? turn.ok / turn.s : null);
 
   // The Kassa above logs nothing (LOG_LEVEL=silent), as in every earlier round; a deployment logs at
   // the default level, one access line a request. A second Kassa does, into a file, and the two take
@@ -161,7 +167,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     for (let round = 0; round < 2; round++) {
       for (const [level, child] of [['silent', kassa], ['info', logged]] as const) {
         const c0 = cpuMs(child.pid);
-        const result = await load(child.url, undefined, Math.max(1, options.durationS / 2));
+        const result = await load(child.url, undefined, turnS);
         const c1 = cpuMs(child.pid);
         const turn = turns[level];
         turn.ok += result.ok;
@@ -175,7 +181,6 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   } finally {
     await logged.stop();
   }
-  const rate = (turn: typeof turns.info) => turn.ok / turn.s;
   const cpuPer = (turn: typeof turns.info) => (turn.ok && Number.isFinite(turn.cpu) ? turn.cpu / turn.ok : null);
 
   const conc = `${options.connections} connections`;
@@ -184,9 +189,9 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
       note: `limit: one single-row INSERT (autocommit) per operation, postgres.js pool ${options.poolSize}, ${options.connections} concurrent callers` }),
     makeRow({ scenario: S, name: 'HTTP floor: bare Fastify + the raw INSERT, vs raw INSERT+COMMIT', metric: `requests/s, ${conc}`, unit: 'req/s', kassa: floor.rps, limit: insert.rps, digits: 0,
       note: `not Kassa: the same signed requests to a bare Fastify route whose only work is the limit's INSERT (${floor.errors} errors). Its ratio is the most any HTTP service doing that one statement reaches here, against the 0.5 asked of Kassa` }),
-    makeRow({ scenario: S, name: 'create payment vs raw INSERT+COMMIT, in turns', metric: `requests/s, ${conc}, the three taking turns`, unit: 'req/s', kassa: turnRate(inTurns.kassa), limit: turnRate(inTurns.insert), digits: 0,
-      note: `Kassa, the raw INSERT and the HTTP floor at full speed in turns of ${Math.max(1, options.durationS / 2)} s, twice: the same comparison as the first row with the machine's drift between phases spread over all three` }),
-    makeRow({ scenario: S, name: 'HTTP floor vs raw INSERT+COMMIT, in turns', metric: `requests/s, ${conc}, the three taking turns`, unit: 'req/s', kassa: turnRate(inTurns.floor), limit: turnRate(inTurns.insert), digits: 0 }),
+    makeRow({ scenario: S, name: 'create payment vs raw INSERT+COMMIT, in turns', metric: `requests/s, ${conc}, the three taking turns`, unit: 'req/s', kassa: rate(inTurns.kassa), limit: rate(inTurns.insert), digits: 0,
+      note: `Kassa, the raw INSERT and the HTTP floor at full speed in turns of ${turnS} s, twice: the same comparison as the first row with the machine's drift between phases spread over all three` }),
+    makeRow({ scenario: S, name: 'HTTP floor vs raw INSERT+COMMIT, in turns', metric: `requests/s, ${conc}, the three taking turns`, unit: 'req/s', kassa: rate(inTurns.floor), limit: rate(inTurns.insert), digits: 0 }),
     makeRow({ scenario: S, name: 'create payment vs bare Fastify', metric: `requests/s, ${conc}`, unit: 'req/s', kassa: max.rps, limit: framework.rps, digits: 0 }),
     makeRow({ scenario: S, name: 'create CPU per request vs bare Fastify', metric: 'server process CPU (user+sys) / 2xx, at max rate', unit: 'ms', kassa: kassaCpu, limit: fastifyCpu, digits: 3 }),
     makeRow({ scenario: S, name: 'create at the default LOG_LEVEL (info) vs silent', metric: `requests/s, ${conc}, two Kassas taking turns`, unit: 'req/s', kassa: rate(turns.info), limit: rate(turns.silent), digits: 0,

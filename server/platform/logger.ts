@@ -61,33 +61,32 @@ export type LoggerOptions = {
   maxBufferedBytes?: number;
 };
 
-/** stdout, buffered and bounded as above; reports the lines it dropped once it can write again. */
-function stdoutDestination(maxLength: number): { stream: pino.DestinationStream; attach(log: Log): void } {
-  const destination = pino.destination({ ...STDOUT, maxLength });
+/** Counts the lines `destination` drops, and once it can write again has `log` say how many. */
+function reportDrops(destination: ReturnType<typeof pino.destination>, log: Log): void {
   let dropped = 0;
-  let log: Log | undefined;
   destination.on('drop', () => {
     dropped++;
     droppedLogLines.inc();
   });
   destination.on('write', () => {
-    if (dropped === 0 || !log) return;
+    if (dropped === 0) return;
     const lines = dropped;
     dropped = 0;
     // After this write's own bookkeeping: the destination is still settling it while it emits.
-    process.nextTick(() => log?.warn({ droppedLines: lines }, 'log lines dropped: stdout was not read and the log buffer was full'));
+    process.nextTick(() => log.warn({ droppedLines: lines }, 'log lines dropped: stdout was not read and the log buffer was full'));
   });
-  return { stream: destination, attach: (l) => (log = l) };
 }
 
 export function createLogger(level: string, options: LoggerOptions = {}): Log {
+  const settings = { level, redact: REDACT, serializers };
   if (options.stream || level === 'silent') {
     // A silent logger writes nothing, so it gets no buffer and no flush timer.
-    return pino({ level, redact: REDACT, serializers }, options.stream as pino.DestinationStream | undefined);
+    return pino(settings, options.stream as pino.DestinationStream | undefined);
   }
-  const stdout = stdoutDestination(options.maxBufferedBytes ?? MAX_BUFFERED_BYTES);
-  const log = pino({ level, redact: REDACT, serializers }, stdout.stream);
-  stdout.attach(log);
+  // stdout, buffered and bounded as above.
+  const destination = pino.destination({ ...STDOUT, maxLength: options.maxBufferedBytes ?? MAX_BUFFERED_BYTES });
+  const log = pino(settings, destination);
+  reportDrops(destination, log);
   return log;
 }
 
