@@ -74,6 +74,16 @@ export const DEFAULT_CONCURRENCY = 12;
  */
 export const JOB_CONCURRENCY = 4;
 
+/**
+ * How long an idle connection of the worker's pool stays open: longer than the crontab's minute.
+ * With node-postgres's default (10 s), the connection a 200 ms poll keeps busy survived and the
+ * others were closed between two ticks, so each minute's jobs opened new ones: a backend forked, a
+ * SCRAM exchange (PBKDF2 on both sides, seen in a CPU profile at the minute's turn under load), its
+ * caches cold. An idle `npm start` for 3 minutes: 11 worker backends started against 6, PostgreSQL
+ * CPU 2.01 against 1.75 s.
+ */
+export const WORKER_IDLE_CONNECTION_MS = 5 * 60_000;
+
 export async function startWorker(
   deps: Deps,
   options: { concurrency?: number; pollInterval?: number; crontab?: boolean; tasks?: TaskSelection } = {},
@@ -83,7 +93,7 @@ export async function startWorker(
   // The worker's pool is Kassa's, not graphile-worker's: graphile-worker removes its pool's error
   // listener when it stops, so a connection that PostgreSQL ends later (a restart, the embedded
   // server stopping at shutdown) would crash the process with an unhandled 'error' event.
-  const pool = new pg.Pool({ connectionString: deps.database.url, max: jobConcurrency + 2, application_name: 'kassa-worker' });
+  const pool = new pg.Pool({ connectionString: deps.database.url, max: jobConcurrency + 2, application_name: 'kassa-worker', idleTimeoutMillis: WORKER_IDLE_CONNECTION_MS });
   const lost = (error: Error) => deps.log.warn({ err: error, component: 'worker' }, 'a worker database connection was closed');
   pool.on('error', lost); // idle clients
   pool.on('connect', (client) => client.on('error', lost)); // clients in use (their query fails on its own)

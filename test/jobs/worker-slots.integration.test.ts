@@ -5,7 +5,7 @@
  */
 import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DEFAULT_CONCURRENCY, JOB_CONCURRENCY, startWorker } from '../../jobs/worker.js';
+import { CRONTAB, DEFAULT_CONCURRENCY, JOB_CONCURRENCY, startWorker, WORKER_IDLE_CONNECTION_MS } from '../../jobs/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/worker.js';
 
@@ -35,3 +35,22 @@ it('polls for jobs from JOB_CONCURRENCY slots, not the default concurrency (the 
   await eventually(async () => started.includes('sweep_expiries'), 5_000, 'the sweep to start');
   expect(pollers.size).toBe(JOB_CONCURRENCY);
 });
+
+it('keeps its idle connections open across a cron minute, instead of opening new ones at each tick', async () => {
+  // The crontab's shortest period is a minute ('* * * * *'): an idle connection must outlive it.
+  expect(CRONTAB.split('\n').every((line) => line.startsWith('* * * * * '))).toBe(true);
+  expect(WORKER_IDLE_CONNECTION_MS).toBeGreaterThan(60_000);
+  const backends = async () =>
+    new Set((await t.db.sql<{ pid: number }[]>`select pid from pg_stat_activity where application_name = 'kassa-worker' and datname = current_database()`).map((row) => row.pid));
+  // A worker as the server runs it (a poll every 200 ms): its slots polling at once on start open
+  // more connections than the one a poll then keeps busy.
+  await runner?.stop();
+  runner = await startWorker(t.deps, { crontab: false });
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const before = await backends();
+  expect(before.size).toBeGreaterThan(1);
+  // node-postgres's default closes a connection idle for 10 s.
+  await new Promise((resolve) => setTimeout(resolve, 11_000));
+  const after = await backends();
+  expect([...before].filter((pid) => !after.has(pid))).toEqual([]);
+}, 30_000);
