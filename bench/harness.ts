@@ -22,7 +22,9 @@ export const SCENARIOS = ['create', 'read', 'checkout', 'callbacks', 'scan'] as 
 
 export const DEFAULT_OPTIONS: BenchOptions = {
   durationS: 10,
-  warmupS: 2,
+  // A fresh Node process's create rate climbs for its first ~8-10 s at full load (the JIT): 536 ->
+  // ~1,600 creates/s in 2 s slices. With 2 s, the first measured phase still held that climb.
+  warmupS: 10,
   connections: 10,
   poolSize: 10,
   callbacks: 10_000,

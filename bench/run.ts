@@ -7,7 +7,7 @@
  *   --readme            also write the summary into README.md (between the bench markers)
  *   --readme-only       only rewrite README.md from the existing bench/report.json
  *   --duration <s>      seconds per load phase (10)
- *   --warmup <s>        unmeasured warm-up before scenario 1 (2)
+ *   --warmup <s>        unmeasured warm-up of each contender before its first create phase (10)
  *   --connections <n>   concurrent connections / callers (10)
  *   --callbacks <n>     callbacks to drain (10000)
  *   --concurrency <n>   worker concurrency (Kassa's default, 12)

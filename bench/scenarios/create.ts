@@ -8,7 +8,9 @@
  *  (c) the HTTP floor: a bare Fastify route doing only (a)'s INSERT,
  * then the latency at half the maximum rate, and the same create on a second Kassa logging at the
  * default level (the first logs nothing, as the targets have always been measured). The Kassa child's RSS is
- * sampled idle and every 100 ms while it is under load.
+ * sampled idle and every 100 ms while it is under load. Each contender (Kassa, the raw INSERT's pool,
+ * the bare Fastify and its floor route) first runs `warmupS` of unmeasured full load, so that the first
+ * measured phase is its steady state rather than its JIT's climb.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -111,6 +113,10 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
       client_id text not null unique,
       amount numeric not null,
       created_at timestamptz not null default now())`;
+    if (options.warmupS > 0) {
+      options.log(`  create: raw INSERT warm-up ${options.warmupS} s`);
+      await runClosedLoop(rawInsert(raw, `${runId}-warm`), options.connections, options.warmupS);
+    }
     const pgCpu = postgresCpuMeter(ctx.db.url);
     insert = await runClosedLoop(rawInsert(raw, runId), options.connections, options.durationS);
     rawPgCpu = pgCpu(insert.ok);
@@ -120,12 +126,17 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
 
   options.log(`  create: bare Fastify constant route, ${options.durationS} s`);
   const fastify = await ctx.fastify();
+  const floorLoad = (durationS: number) => runAutocannon({ url: fastify.url, method: 'POST', path: '/floor/v1/payments', connections: options.connections, durationS, build });
+  if (options.warmupS > 0) {
+    options.log(`  create: bare Fastify warm-up ${options.warmupS} s, half on each route`);
+    await load(fastify.url, undefined, options.warmupS / 2);
+    await floorLoad(options.warmupS / 2);
+  }
   const cpu0 = cpuMs(fastify.pid);
   const framework = await load(fastify.url);
   const cpu1 = cpuMs(fastify.pid);
   const fastifyCpu = cpu0 !== null && cpu1 !== null && framework.ok ? (cpu1 - cpu0) / framework.ok : null;
   options.log(`  create: bare Fastify route doing only the raw INSERT, ${options.durationS} s`);
-  const floorLoad = (durationS: number) => runAutocannon({ url: fastify.url, method: 'POST', path: '/floor/v1/payments', connections: options.connections, durationS, build });
   const floor = await floorLoad(options.durationS);
 
   // The same three in turns (half a phase each, twice), so that the machine's drift from one phase
