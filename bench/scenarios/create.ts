@@ -60,6 +60,12 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     sql`insert into bench_raw_insert (client_id, amount) values (${`${prefix}-${i}`}, ${'25.00'})`;
   /** Turns taken by two or three contenders: half a phase each, twice. */
   const turnS = Math.max(1, options.durationS / 2);
+  /** `warmupS` of unmeasured full load, before a contender's first measured phase. */
+  const warmUp = async (who: string, run: (durationS: number) => Promise<unknown>) => {
+    if (options.warmupS <= 0) return;
+    options.log(`  create: ${who} warm-up ${options.warmupS} s`);
+    await run(options.warmupS);
+  };
   /** Completed operations per second over a contender's turns. */
   const rate = (turn: { ok: number; s: number }) => (turn.s ? turn.ok / turn.s : null);
 
@@ -81,10 +87,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   let batchesBefore: Awaited<ReturnType<typeof scrapeBatches>> = {};
   let batchesAfter: Awaited<ReturnType<typeof scrapeBatches>> = {};
   try {
-    if (options.warmupS > 0) {
-      options.log(`  create: warm-up ${options.warmupS} s`);
-      await load(kassa.url, undefined, options.warmupS);
-    }
+    await warmUp('Kassa', (s) => load(kassa.url, undefined, s));
     options.log(`  create: Kassa at full speed, ${options.durationS} s`);
     batchesBefore = await scrapeBatches(kassa.url);
     const cpu0 = cpuMs(kassa.pid);
@@ -113,10 +116,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
       client_id text not null unique,
       amount numeric not null,
       created_at timestamptz not null default now())`;
-    if (options.warmupS > 0) {
-      options.log(`  create: raw INSERT warm-up ${options.warmupS} s`);
-      await runClosedLoop(rawInsert(raw, `${runId}-warm`), options.connections, options.warmupS);
-    }
+    await warmUp('raw INSERT', (s) => runClosedLoop(rawInsert(raw, `${runId}-warm`), options.connections, s));
     const pgCpu = postgresCpuMeter(ctx.db.url);
     insert = await runClosedLoop(rawInsert(raw, runId), options.connections, options.durationS);
     rawPgCpu = pgCpu(insert.ok);
@@ -127,11 +127,10 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   options.log(`  create: bare Fastify constant route, ${options.durationS} s`);
   const fastify = await ctx.fastify();
   const floorLoad = (durationS: number) => runAutocannon({ url: fastify.url, method: 'POST', path: '/floor/v1/payments', connections: options.connections, durationS, build });
-  if (options.warmupS > 0) {
-    options.log(`  create: bare Fastify warm-up ${options.warmupS} s, half on each route`);
-    await load(fastify.url, undefined, options.warmupS / 2);
-    await floorLoad(options.warmupS / 2);
-  }
+  await warmUp('bare Fastify, half on each route,', async (s) => {
+    await load(fastify.url, undefined, s / 2);
+    await floorLoad(s / 2);
+  });
   const cpu0 = cpuMs(fastify.pid);
   const framework = await load(fastify.url);
   const cpu1 = cpuMs(fastify.pid);
@@ -172,7 +171,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   const turns = { silent: { ok: 0, errors: 0, s: 0, cpu: 0 }, info: { ok: 0, errors: 0, s: 0, cpu: 0 } };
   let accessLines = 0;
   try {
-    if (options.warmupS > 0) await load(logged.url, undefined, options.warmupS);
+    await warmUp('the logging Kassa', (s) => load(logged.url, undefined, s));
     await sleep(1_000); // the log's buffer is written at least every 500 ms (server/platform/logger.ts)
     const linesBefore = createLines(logFile);
     for (let round = 0; round < 2; round++) {
