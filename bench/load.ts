@@ -116,9 +116,13 @@ export async function runClosedLoop(operation: (i: number) => Promise<unknown>, 
  * moment each request was due, so a request that waits for a free socket is
  * charged for the wait (no coordinated omission).
  */
-export async function runPaced(load: Omit<HttpLoad, 'overallRate'> & { rate: number }): Promise<LoadResult> {
+export async function runPaced(
+  load: Omit<HttpLoad, 'overallRate'> & { rate: number; slowMs?: number },
+): Promise<LoadResult & { slowDueAt: number[] }> {
   const pool = new Pool(load.url, { connections: load.connections, pipelining: 1 });
   const latencies: number[] = [];
+  /** When each request slower than `slowMs` was due (performance.now()), to set beside what the machine did then. */
+  const slowDueAt: number[] = [];
   const statusCodes: Record<string, number> = {};
   let ok = 0;
   let errors = 0;
@@ -141,7 +145,9 @@ export async function runPaced(load: Omit<HttpLoad, 'overallRate'> & { rate: num
           statusCodes[res.statusCode] = (statusCodes[res.statusCode] ?? 0) + 1;
           if (res.statusCode >= 200 && res.statusCode < 300) {
             ok++;
-            latencies.push(performance.now() - due);
+            const latency = performance.now() - due;
+            latencies.push(latency);
+            if (load.slowMs !== undefined && latency > load.slowMs) slowDueAt.push(due);
           } else errors++;
         })
         .catch(() => {
@@ -155,5 +161,5 @@ export async function runPaced(load: Omit<HttpLoad, 'overallRate'> & { rate: num
     await pool.close();
   }
   const elapsed = (performance.now() - started) / 1000;
-  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes, generatorCpuMs: generatorCpu(cpu, ok), ...percentiles(latencies) };
+  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes, generatorCpuMs: generatorCpu(cpu, ok), ...percentiles(latencies), slowDueAt };
 }
