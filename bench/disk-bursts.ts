@@ -13,6 +13,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 const SECTOR_BYTES = 512;
 export const BURST_BYTES = 8 * 1024 * 1024;
 const EVERY_MS = 50;
+/** How long after a burst a request due then still waits behind the commits it held up. */
+export const AFTER_BURST_MS = 250;
 
 export type DiskSample = { atMs: number; bytes: number };
 /** An interval of one sample (`fromMs` to `toMs`, performance.now()) in which `bytes` were written. */
@@ -38,11 +40,8 @@ export function burstsOf(samples: readonly DiskSample[], minBytes = BURST_BYTES)
   return bursts;
 }
 
-/**
- * How many of the moments `at` (performance.now()) fall in a burst or in the `afterMs` that follow
- * it: a request due then waits behind the commits the burst held up.
- */
-export function nearBursts(at: readonly number[], bursts: readonly Burst[], afterMs = 250): number {
+/** How many of the moments `at` (performance.now()) fall in a burst or in the `afterMs` that follow it. */
+export function nearBursts(at: readonly number[], bursts: readonly Burst[], afterMs = AFTER_BURST_MS): number {
   return at.filter((t) => bursts.some((b) => t >= b.fromMs && t <= b.toMs + afterMs)).length;
 }
 
