@@ -18,6 +18,16 @@ export function percentiles(values: readonly number[]): Percentiles {
   return { p50: quantile(values, 0.5), p95: quantile(values, 0.95), p99: quantile(values, 0.99) };
 }
 
+/** The sum of `parts`, or null when any is unknown (a CPU that could not be read). */
+export function sumOrNull(...parts: readonly (number | null | undefined)[]): number | null {
+  let sum = 0;
+  for (const part of parts) {
+    if (part === null || part === undefined || !Number.isFinite(part)) return null;
+    sum += part;
+  }
+  return sum;
+}
+
 /** Round to `digits` decimals, keeping null (and refusing non-finite values). */
 export function round(value: number | null | undefined, digits = 1): number | null {
   if (value === null || value === undefined || !Number.isFinite(value)) return null;

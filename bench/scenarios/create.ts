@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
@@ -24,7 +24,7 @@ import { runAutocannon, runClosedLoop, runPaced, type LoadResult } from '../load
 import { makeRow, type Row } from '../report.js';
 import { batchRows, scrapeBatches } from '../batches.js';
 import { AFTER_BURST_MS, BURST_BYTES, DiskWriteSampler, nearBursts, type Burst } from '../disk-bursts.js';
-import { quantile, sleep } from '../stats.js';
+import { quantile, sleep, sumOrNull } from '../stats.js';
 
 const S = '1 create';
 /** The create's p99 target at half the max rate (paced and autocannon); the paced creates slower than it are set beside the disk's bursts. */
@@ -212,6 +212,11 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   }
   const cpuPer = (turn: typeof turns.info) => (turn.ok && Number.isFinite(turn.cpu) ? turn.cpu / turn.ok : null);
 
+  // What the machine spends on one operation, whichever process spends it: with both CPUs busy in
+  // both phases, the rates stand in about the inverse ratio (nineteenth round, docs/performance-history.md).
+  const machineCpu = sumOrNull(kassaCpu, kassaPgCpu, max.generatorCpuMs);
+  const rawMachineCpu = sumOrNull(rawPgCpu, insert.generatorCpuMs);
+  const cpuCount = cpus().length;
   const conc = `${options.connections} connections`;
   return [
     makeRow({ scenario: S, name: 'create payment vs raw INSERT+COMMIT', metric: `requests/s, ${conc}`, unit: 'req/s', kassa: max.rps, limit: insert.rps, target: { of: 'ratio', op: '>=', value: 0.5 }, digits: 0,
@@ -227,6 +232,10 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
       note: `a second Kassa logging as a deployment does by default, into a file: ${accessLines.toLocaleString('en-US')} access lines of creates for ${turns.info.ok.toLocaleString('en-US')} creates and ${turns.info.errors} errors (a create in flight when a turn ended is logged, not counted); against the silent Kassa in the turns between` }),
     makeRow({ scenario: S, name: 'create CPU per request at the default LOG_LEVEL (info) vs silent', metric: 'server process CPU (user+sys) / 2xx, two Kassas taking turns', unit: 'ms', kassa: cpuPer(turns.info), limit: cpuPer(turns.silent), digits: 3 }),
     makeRow({ scenario: S, name: 'create PostgreSQL CPU per request vs per raw INSERT', metric: 'database server CPU (user+sys, all backends) / operation, at max rate', unit: 'ms', kassa: kassaPgCpu, limit: rawPgCpu, digits: 3 }),
+    makeRow({ scenario: S, name: 'create CPU per request, Kassa + PostgreSQL + load generator, vs per raw INSERT', metric: 'CPU (user+sys) of the processes an operation runs in, summed, / operation, at max rate', unit: 'ms', kassa: machineCpu, limit: rawMachineCpu, digits: 3,
+      ...(machineCpu !== null && rawMachineCpu !== null
+        ? { note: `the three processes share this machine's ${cpuCount} CPUs: the raw INSERT costs ${(rawMachineCpu / machineCpu).toFixed(3)} of a create's CPU, beside a rate ratio of ${(max.rps / insert.rps).toFixed(3)}. The rates follow what an operation costs all processes together, so a rate ratio of 0.5 asks a create to cost about twice the raw INSERT's CPU at most` }
+        : {}) }),
     makeRow({ scenario: S, name: 'create load generator CPU per request vs per raw INSERT', metric: 'bench process CPU (user+sys) / operation, at max rate', unit: 'ms', kassa: max.generatorCpuMs, limit: insert.generatorCpuMs, digits: 3,
       note: 'the load generator runs on the same 2 CPUs: autocannon with a signed request built per request, against postgres.js callers for the limit' }),
     makeRow({ scenario: S, name: 'create latency p50 at max rate', metric: 'p50 latency (limit: raw insert)', unit: 'ms', kassa: max.p50, limit: insert.p50, digits: 2 }),
