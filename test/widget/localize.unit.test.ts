@@ -72,6 +72,22 @@ describe('format', () => {
     expect(formatCountdown('ar-EG', 61)).toBe('٠١:٠١');
   });
 
+  it('keeps formatters apart by locale and options, also past the 64 it keeps', () => {
+    // The same locale with other decimals or another currency must not reuse a formatter built for the first.
+    expect(formatCrypto('en', '1.5', 'BTC')).toBe('1.5\u00a0BTC');
+    expect(formatCrypto('en', '1.50000000', 'BTC')).toBe('1.50000000\u00a0BTC');
+    expect(formatFiat('en', '5', 'USD')).toBe('$5.00');
+    expect(formatFiat('en', '5', 'EUR')).toBe('€5.00');
+    // 4 locales × 20 decimals: 80 formatters, more than the cache holds.
+    for (const [locale, point] of [['de', ','], ['en', '.'], ['fr', ','], ['ja', '.']] as const) {
+      for (let decimals = 1; decimals <= 20; decimals++) {
+        expect(formatCrypto(locale, `1.${'0'.repeat(decimals - 1)}1`, 'ETH')).toBe(`1${point}${'0'.repeat(decimals - 1)}1\u00a0ETH`);
+      }
+    }
+    expect(formatCrypto('en', '1.5', 'BTC')).toBe('1.5\u00a0BTC');
+    expect(formatFiat('xx-invalid-currency', '5', 'NOT A CURRENCY')).toBe('5 NOT A CURRENCY');
+  });
+
   it('formats dates and shortens ids', () => {
     expect(formatDateTime('en', 1_768_478_400)).toMatch(/Jan 15, 2026/);
     expect(shorten('0123456789abcdef0123')).toBe('012345…ef0123');
