@@ -212,8 +212,9 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   }
   const cpuPer = (turn: typeof turns.info) => (turn.ok && Number.isFinite(turn.cpu) ? turn.cpu / turn.ok : null);
 
-  // What the machine spends on one operation, whichever process spends it: with both CPUs busy in
-  // both phases, the rates stand in about the inverse ratio (nineteenth round, docs/performance-history.md).
+  // What the machine spends on one operation, whichever process spends it. Kassa, PostgreSQL and the
+  // load generator share its CPUs, and the rates have stood in the inverse ratio of these sums within
+  // ~0.04 in every run since they were reported (nineteenth round, docs/performance-history.md).
   const machineCpu = sumOrNull(kassaCpu, kassaPgCpu, max.generatorCpuMs);
   const rawMachineCpu = sumOrNull(rawPgCpu, insert.generatorCpuMs);
   const cpuCount = cpus().length;
