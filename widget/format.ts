@@ -5,20 +5,22 @@
  */
 
 /**
- * One formatter per locale and options: building an `Intl.NumberFormat` costs ~20 µs, using a built
- * one ~2, and a page formats every amount on each render and the countdown every second. At most 64
- * are kept (the server renders the first view for any payment's locale), then they are built anew.
+ * One formatter per kind, locale and options: building an `Intl` formatter costs ~20 µs, using a built
+ * one ~2, and a page formats every amount and date on each render, which the countdown asks for every
+ * second. At most 64 are kept (the server renders the first view for any payment's locale), then they
+ * are built anew.
  */
-const formats = new Map<string, Intl.NumberFormat>();
-function numberFormat(locale: string, options?: Intl.NumberFormatOptions): Intl.NumberFormat {
-  const key = `${locale} ${JSON.stringify(options)}`;
-  let format = formats.get(key);
-  if (!format) {
-    if (formats.size >= 64) formats.clear();
-    formats.set(key, (format = new Intl.NumberFormat(locale, options)));
+const formatters = new Map<string, Intl.NumberFormat | Intl.DateTimeFormat>();
+function kept<F extends Intl.NumberFormat | Intl.DateTimeFormat>(key: string, build: () => F): F {
+  let formatter = formatters.get(key) as F | undefined;
+  if (!formatter) {
+    if (formatters.size >= 64) formatters.clear();
+    formatters.set(key, (formatter = build()));
   }
-  return format;
+  return formatter;
 }
+const numberFormat = (locale: string, options?: Intl.NumberFormatOptions) =>
+  kept(`number ${locale} ${JSON.stringify(options)}`, () => new Intl.NumberFormat(locale, options));
 
 /** A fiat amount with its currency sign: `€600.00`, `600,00 €`. */
 export function formatFiat(locale: string, amount: string, currency: string): string {
@@ -57,7 +59,7 @@ export function formatCountdown(locale: string, seconds: number): string {
 
 /** A moment (UNIX seconds) as a short local date and time. */
 export function formatDateTime(locale: string, unixSeconds: number): string {
-  return new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }).format(unixSeconds * 1000);
+  return kept(`date ${locale}`, () => new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' })).format(unixSeconds * 1000);
 }
 
 /** A long identifier (transaction hash) shortened in the middle for display: `3f5a9c…e81b`. */

@@ -238,7 +238,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
         ? { note: `the three processes share this machine's ${cpuCount} CPUs: the raw INSERT costs ${(rawMachineCpu / machineCpu).toFixed(3)} of a create's CPU, beside a rate ratio of ${(max.rps / insert.rps).toFixed(3)}. The rates follow what an operation costs all processes together, so a rate ratio of 0.5 asks a create to cost about twice the raw INSERT's CPU at most` }
         : {}) }),
     makeRow({ scenario: S, name: 'create load generator CPU per request vs per raw INSERT', metric: 'bench process CPU (user+sys) / operation, at max rate', unit: 'ms', kassa: max.generatorCpuMs, limit: insert.generatorCpuMs, digits: 3,
-      note: 'the load generator runs on the same 2 CPUs: autocannon with a signed request built per request, against postgres.js callers for the limit' }),
+      note: `the load generator runs on the same ${cpuCount} CPUs: autocannon with a signed request built per request, against postgres.js callers for the limit` }),
     makeRow({ scenario: S, name: 'create latency p50 at max rate', metric: 'p50 latency (limit: raw insert)', unit: 'ms', kassa: max.p50, limit: insert.p50, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p95 at max rate', metric: 'p95 latency (limit: raw insert)', unit: 'ms', kassa: max.p95, limit: insert.p95, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p99 at max rate', metric: 'p99 latency (limit: raw insert)', unit: 'ms', kassa: max.p99, limit: insert.p99, digits: 2 }),
