@@ -108,10 +108,13 @@ describe('Core JSON-RPC client', () => {
   });
 
   it('the timeout of a call runs from its turn, not from when it was asked', async () => {
-    // One at a time, 150 ms each: the third is sent 300 ms after it was asked, and answered 150 ms
-    // later, inside its 400 ms (it would have timed out had the clock started when it was asked).
-    const rpc = new RpcClient(url(), { timeoutMs: 400, inFlight: 1 });
-    expect(await Promise.all(Array.from({ length: 3 }, () => rpc.call('slow', [150])))).toHaveLength(3);
+    // One at a time, 300 ms each: the fifth is sent 1,200 ms after it was asked, and answered 300 ms
+    // later, inside its 1,000 ms (it would have timed out had the clock started when it was asked).
+    // Each call has 700 ms to spare, so a machine busy with the rest of the suite does not fail it.
+    const rpc = new RpcClient(url(), { timeoutMs: 1_000, inFlight: 1 });
+    const started = performance.now();
+    expect(await Promise.all(Array.from({ length: 5 }, () => rpc.call('slow', [300])))).toHaveLength(5);
+    expect(performance.now() - started).toBeGreaterThan(1_000);
   });
 
   it('behind a node that stopped answering, the calls still waiting fail at once, not a timeout each; a call asked afterwards tries the node again', async () => {
@@ -130,12 +133,15 @@ describe('Core JSON-RPC client', () => {
   });
 
   it('one call the node does not answer, among calls it answers, fails alone', async () => {
-    const rpc = new RpcClient(url(), { timeoutMs: 300, inFlight: 2 });
+    const rpc = new RpcClient(url(), { timeoutMs: 1_000, inFlight: 2 });
     const hung = failure(rpc.call('hang'));
-    // The other slot keeps being answered while the hung call waits out its timeout, and after it.
-    const others = await Promise.all(Array.from({ length: 20 }, () => rpc.call('slow', [25])));
-    expect(others).toHaveLength(20);
-    expect((await hung).message).toBe('hang: node unavailable (timeout): no answer in 300 ms');
+    // The other slot keeps being answered while the hung call waits out its timeout, and after it
+    // (50 calls of 25 ms: ~1,250 ms), each with 975 ms to spare.
+    const started = performance.now();
+    const others = await Promise.all(Array.from({ length: 50 }, () => rpc.call('slow', [25])));
+    expect(others).toHaveLength(50);
+    expect(performance.now() - started).toBeGreaterThan(1_000);
+    expect((await hung).message).toBe('hang: node unavailable (timeout): no answer in 1000 ms');
   });
 
   it('a readiness probe goes to the node at once, not behind the queue', async () => {
