@@ -1,6 +1,6 @@
 /**
- * Scenarios 1 and 5. Signed `POST /v1/payments` under autocannon (a new
- * clientPaymentId and signature per request), against
+ * Scenarios 1 and 5. Signed `POST /v1/payments` at full speed from a closed loop of keep-alive
+ * sockets (bench/load.ts, a new clientPaymentId and signature per request), against
  *  (a) the raw PostgreSQL rate of one single-row INSERT (autocommit: insert
  *      + commit in one round trip) per operation, through postgres.js with
  *      the same pool size and concurrency,
@@ -20,7 +20,7 @@ import postgres from 'postgres';
 import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import type { BenchContext } from '../context.js';
 import { cpuMs, postgresCpuMeter, RssSampler, startKassa } from '../env.js';
-import { runAutocannon, runClosedLoop, runPaced, type LoadResult } from '../load.js';
+import { runAutocannon, runClosedLoop, runHttpClosedLoop, runPaced, type LoadResult } from '../load.js';
 import { makeRow, type Row } from '../report.js';
 import { batchRows, scrapeBatches } from '../batches.js';
 import { AFTER_BURST_MS, BURST_BYTES, DiskWriteSampler, nearBursts, type Burst } from '../disk-bursts.js';
@@ -64,8 +64,11 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     const authorization = authorizationHeader(business.apiKey, business.apiSecret, { method: 'POST', path: '/v1/payments', body });
     return { body, headers: { 'content-type': 'application/json', authorization } };
   };
-  const load = (url: string, overallRate?: number, durationS = options.durationS) =>
-    runAutocannon({ url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS, build, ...(overallRate ? { overallRate } : {}) });
+  /** Full speed: the closed loop of keep-alive sockets; at a fixed overall rate: autocannon (the issue's original half-rate measure). */
+  const load = (url: string, overallRate?: number, durationS = options.durationS) => {
+    const http = { url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS, build } as const;
+    return overallRate ? runAutocannon({ ...http, overallRate }) : runHttpClosedLoop(http);
+  };
   /** The limit: one single-row INSERT a call, `prefix` keeping each phase's client ids apart. */
   const rawInsert = (sql: postgres.Sql, prefix: string) => (i: number) =>
     sql`insert into bench_raw_insert (client_id, amount) values (${`${prefix}-${i}`}, ${'25.00'})`;
@@ -145,7 +148,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
 
   options.log(`  create: bare Fastify constant route, ${options.durationS} s`);
   const fastify = await ctx.fastify();
-  const floorLoad = (durationS: number) => runAutocannon({ url: fastify.url, method: 'POST', path: '/floor/v1/payments', connections: options.connections, durationS, build });
+  const floorLoad = (durationS: number) => runHttpClosedLoop({ url: fastify.url, method: 'POST', path: '/floor/v1/payments', connections: options.connections, durationS, build });
   await warmUp('bare Fastify, half on each route,', async (s) => {
     await load(fastify.url, undefined, s / 2);
     await floorLoad(s / 2);
@@ -238,7 +241,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
         ? { note: `the three processes share this machine's ${cpuCount} CPUs: the raw INSERT costs ${(rawMachineCpu / machineCpu).toFixed(3)} of a create's CPU, beside a rate ratio of ${(max.rps / insert.rps).toFixed(3)}. The rates follow what an operation costs all processes together, so a rate ratio of 0.5 asks a create to cost about twice the raw INSERT's CPU at most` }
         : {}) }),
     makeRow({ scenario: S, name: 'create load generator CPU per request vs per raw INSERT', metric: 'bench process CPU (user+sys) / operation, at max rate', unit: 'ms', kassa: max.generatorCpuMs, limit: insert.generatorCpuMs, digits: 3,
-      note: `the load generator runs on the same ${cpuCount} CPUs: autocannon with a signed request built per request, against postgres.js callers for the limit` }),
+      note: `the load generator runs on the same ${cpuCount} CPUs: a closed loop of ${options.connections} keep-alive sockets with a signed request built per request, against postgres.js callers for the limit` }),
     makeRow({ scenario: S, name: 'create latency p50 at max rate', metric: 'p50 latency (limit: raw insert)', unit: 'ms', kassa: max.p50, limit: insert.p50, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p95 at max rate', metric: 'p95 latency (limit: raw insert)', unit: 'ms', kassa: max.p95, limit: insert.p95, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p99 at max rate', metric: 'p99 latency (limit: raw insert)', unit: 'ms', kassa: max.p99, limit: insert.p99, digits: 2 }),

@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import { createCryptoPayment, simulateDepositOverHttp, type BenchContext } from '../context.js';
 import { cpuMs, postgresCpuMeter } from '../env.js';
-import { runAutocannon, runClosedLoop } from '../load.js';
+import { runClosedLoop, runHttpClosedLoop } from '../load.js';
 import { makeRow, type Row } from '../report.js';
 import { batchRows, scrapeBatches } from '../batches.js';
 
@@ -22,7 +22,7 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
   const path = `/v1/payments/${paymentId}`;
   // The same signed GET of the payment, to Kassa or (under `prefix`) to the bare Fastify floor.
   const load = (url: string, prefix = '') =>
-    runAutocannon({
+    runHttpClosedLoop({
       url,
       method: 'GET',
       path: `${prefix}${path}`,

@@ -1,0 +1,116 @@
+/**
+ * The bench's full-speed HTTP load generator: the response reader on its own (pure), and the closed
+ * loop against a real local HTTP server that answers, refuses, closes and misbehaves on purpose.
+ */
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { requestBytes, takeResponses, UnexpectedResponseError } from '../../bench/http-responses.js';
+import { runHttpClosedLoop } from '../../bench/load.js';
+
+const answer = (status: number, body: string, extra = '') => `HTTP/1.1 ${status} X\r\ncontent-type: text/plain\r\n${extra}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+describe('takeResponses', () => {
+  it('reads complete responses and keeps the start of the next one', () => {
+    const bytes = Buffer.from(answer(200, '{"a":1}') + answer(404, 'nö') + 'HTTP/1.1 201 Created\r\ncontent-length: 5\r\n\r\nab');
+    const { statuses, rest } = takeResponses(bytes);
+    expect(statuses).toEqual([200, 404]);
+    expect(rest.toString()).toBe('HTTP/1.1 201 Created\r\ncontent-length: 5\r\n\r\nab');
+    expect(takeResponses(Buffer.concat([rest, Buffer.from('cde')])).statuses).toEqual([201]);
+  });
+
+  it('waits for a head or a body that is not all there, byte by byte', () => {
+    const whole = Buffer.from(answer(200, 'x'.repeat(300), 'Content-Length-Extra: 1\r\n'));
+    let received: Buffer = Buffer.alloc(0);
+    const seen: number[] = [];
+    for (const byte of whole) {
+      const taken = takeResponses(Buffer.concat([received, Buffer.from([byte])]));
+      seen.push(...taken.statuses);
+      received = taken.rest;
+    }
+    expect(seen).toEqual([200]);
+    expect(received.length).toBe(0);
+  });
+
+  it('refuses what it cannot count: chunked, no length, not HTTP', () => {
+    expect(() => takeResponses(Buffer.from('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n'))).toThrow(UnexpectedResponseError);
+    expect(() => takeResponses(Buffer.from('HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nhello'))).toThrow(/without Content-Length/);
+    expect(() => takeResponses(Buffer.from('SSH-2.0-OpenSSH\r\n\r\n'))).toThrow(/not an HTTP\/1.1 status line/);
+  });
+
+  it('writes a request with Host, the headers given and the body length in bytes', () => {
+    expect(requestBytes({ method: 'POST', path: '/v1/payments', host: '127.0.0.1:3000', headers: { authorization: 'K a:b' }, body: '{"€":1}' })).toBe(
+      'POST /v1/payments HTTP/1.1\r\nhost: 127.0.0.1:3000\r\nauthorization: K a:b\r\ncontent-length: 9\r\n\r\n{"€":1}',
+    );
+    expect(requestBytes({ method: 'GET', path: '/x', host: 'h', headers: {} })).toBe('GET /x HTTP/1.1\r\nhost: h\r\n\r\n');
+    expect(() => requestBytes({ method: 'GET', path: '/x', host: 'h', headers: { a: 'b\r\nevil: 1' } })).toThrow(/line break/);
+  });
+});
+
+describe('runHttpClosedLoop against a real server', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r) ?? r(undefined));
+    server = undefined;
+  });
+  const serve = async (handle: (body: string, res: ServerResponse, n: number) => void) => {
+    let n = 0;
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => handle(body, res, ++n));
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  };
+
+  it('sends each built request, counts 2xx as done and the rest as errors, by status', async () => {
+    const bodies: string[] = [];
+    const url = await serve((body, res, n) => {
+      bodies.push(body);
+      // Status and headers set before end(), so Node sends a Content-Length (writeHead() first would make it chunked).
+      res.statusCode = n % 4 === 0 ? 409 : 200;
+      res.setHeader('content-type', 'application/json');
+      res.end('{"ok":true}');
+    });
+    let built = 0;
+    const result = await runHttpClosedLoop({ url, method: 'POST', path: '/v1/payments', connections: 3, durationS: 0.3, build: () => ({ body: JSON.stringify({ n: ++built }), headers: { 'content-type': 'application/json' } }) });
+    expect(result.ok + result.errors).toBe(bodies.length);
+    expect(result.statusCodes['409']).toBe(result.errors);
+    expect(result.statusCodes['200']).toBe(result.ok);
+    expect(result.errors).toBe(Math.floor(bodies.length / 4));
+    expect(new Set(bodies).size).toBe(bodies.length); // a fresh body a request
+    expect(result.ok).toBeGreaterThan(10);
+    expect(result.p50).toBeGreaterThan(0);
+    expect(result.rps).toBeCloseTo(result.ok / result.durationS, 6);
+  });
+
+  it('a connection the server drops mid-request counts one error and is opened again', async () => {
+    const url = await serve((_body, res, n) => {
+      if (n === 5) return void res.socket!.destroy();
+      res.end('ok');
+    });
+    const result = await runHttpClosedLoop({ url, method: 'GET', path: '/', connections: 2, durationS: 0.3, build: () => ({ headers: {} }) });
+    expect(result.errors).toBe(1);
+    expect(result.ok).toBeGreaterThan(10);
+  });
+
+  it('fails the run on an answer it cannot read, instead of miscounting', async () => {
+    const url = await serve((_body, res) => {
+      res.writeHead(200); // no length: Node sends it chunked
+      res.write('a');
+      res.end('b');
+    });
+    await expect(runHttpClosedLoop({ url, method: 'GET', path: '/', connections: 2, durationS: 0.3, build: () => ({ headers: {} }) })).rejects.toThrow(/Transfer-Encoding/);
+  });
+
+  it('nobody listening: every attempt is an error, and the loop still ends on time', async () => {
+    const url = await serve((_b, res) => res.end());
+    await new Promise((r) => server!.close(r));
+    server = undefined;
+    const result = await runHttpClosedLoop({ url, method: 'GET', path: '/', connections: 2, durationS: 0.2, build: () => ({ headers: {} }) });
+    expect(result.ok).toBe(0);
+    expect(result.errors).toBeGreaterThan(2);
+    expect(result.durationS).toBeLessThan(5);
+  });
+});
