@@ -113,7 +113,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
     rows.sort((a, b) => a.scenario.localeCompare(b.scenario));
 
     notes.push(
-      `Load generator (in the bench process: keep-alive sockets at full speed, autocannon at a fixed rate, undici paced), Kassa (a child process) and PostgreSQL share the same ${cpus().length} CPUs; ` +
+      `Load generator (in the bench process: keep-alive sockets at full speed and evenly paced, autocannon at a fixed rate), Kassa (a child process) and PostgreSQL share the same ${cpus().length} CPUs; ` +
         'each limit is measured the same way in the same run, so the ratios are the comparable part.',
     );
     return {

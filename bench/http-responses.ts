@@ -9,7 +9,7 @@
 
 export type HttpRequestParts = { method: 'GET' | 'POST'; path: string; host: string; headers: Record<string, string>; body?: string };
 
-/** One request's bytes, as autocannon and undici send it: the caller's headers, Host and (with a body) Content-Length. */
+/** One request's bytes: the caller's headers, Host and (with a body) Content-Length, as autocannon and undici send them. */
 export function requestBytes({ method, path, host, headers, body }: HttpRequestParts): string {
   let head = `${method} ${path} HTTP/1.1\r\nhost: ${host}\r\n`;
   for (const [name, value] of Object.entries(headers)) {

@@ -1,15 +1,14 @@
 /**
- * Load generators: a closed loop of `connections` keep-alive sockets for HTTP
- * at full speed, autocannon (as a library) for HTTP at a fixed overall rate,
- * undici for evenly paced HTTP, and a closed loop of `connections` concurrent
- * callers for a database operation. All report the same shape: completed
+ * Load generators: `connections` keep-alive sockets for HTTP at full speed
+ * (a closed loop) and evenly paced (an open loop), autocannon (as a library)
+ * for HTTP at a fixed overall rate, and a closed loop of `connections`
+ * concurrent callers for a database operation. All report the same shape: completed
  * operations per second, latency percentiles from every single response (not
  * autocannon's histogram, which has no p95 and, with a fixed rate, adds a
  * synthetic 1 ms-interval correction), errors.
  */
 import autocannon from 'autocannon';
 import { connect, type Socket } from 'node:net';
-import { Pool } from 'undici';
 import { requestBytes, takeResponses } from './http-responses.js';
 import { percentiles, sleep, type Percentiles } from './stats.js';
 
@@ -88,8 +87,101 @@ export function runAutocannon(load: HttpLoad): Promise<LoadResult> {
   });
 }
 
-/** How long the HTTP closed loop waits for the answers still out when its time is up, as autocannon's `timeout: 10`. */
+/** How long the HTTP runs wait for the answers still out when their time is up, as autocannon's `timeout: 10`. */
 const HTTP_ANSWER_TIMEOUT_MS = 10_000;
+
+/** A request's outcome: its status, or null when the connection closed or failed before the answer. */
+type Answer = (status: number | null) => void;
+
+/**
+ * One keep-alive HTTP/1.1 connection carrying one request at a time, answers read by
+ * bench/http-responses.ts. Bytes it cannot read go to `unreadable` and close it.
+ */
+class KeepAlive {
+  private readonly socket: Socket;
+  private received: Buffer | null = null;
+  private answer: Answer | null = null;
+  /** Settles when the socket has closed, whether it was ended, dropped or refused. */
+  readonly closed: Promise<void>;
+
+  constructor(url: URL, unreadable: (error: Error) => void) {
+    this.socket = connect(Number(url.port), url.hostname);
+    this.socket.setNoDelay(true);
+    this.socket.on('error', () => {}); // the close that follows answers the request out with null
+    this.socket.on('data', (chunk: Buffer) => {
+      this.received = this.received ? Buffer.concat([this.received, chunk]) : chunk;
+      let statuses: number[];
+      try {
+        const taken = takeResponses(this.received);
+        statuses = taken.statuses;
+        this.received = taken.rest.length ? taken.rest : null;
+      } catch (error) {
+        unreadable(error as Error);
+        return void this.socket.destroy();
+      }
+      for (const status of statuses) this.settle(status);
+    });
+    this.closed = new Promise((resolve) =>
+      this.socket.once('close', () => {
+        this.settle(null);
+        resolve();
+      }),
+    );
+  }
+
+  /** Writes before the connection is up wait in the socket, as Node buffers them. */
+  send(bytes: string, answer: Answer): void {
+    this.answer = answer;
+    this.socket.write(bytes);
+  }
+
+  end(): void {
+    this.socket.end();
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  private settle(status: number | null): void {
+    const answer = this.answer;
+    this.answer = null;
+    answer?.(status);
+  }
+}
+
+/** The counters of an HTTP run, and its result. */
+function httpTally() {
+  const latencies: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  const tally = {
+    ok: 0,
+    errors: 0,
+    /** Counts an answer (null: none came) and, for a 2xx, its latency from `since`; returns the latency or null. */
+    record(status: number | null, since: number): number | null {
+      if (status === null) return void tally.errors++, null;
+      statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+      if (status < 200 || status >= 300) return void tally.errors++, null;
+      tally.ok++;
+      const latency = performance.now() - since;
+      latencies.push(latency);
+      return latency;
+    },
+    result(): LoadResult {
+      const elapsed = (performance.now() - started) / 1000;
+      return { rps: tally.ok / elapsed, ok: tally.ok, errors: tally.errors, durationS: elapsed, statusCodes, generatorCpuMs: generatorCpu(cpu, tally.ok), ...percentiles(latencies) };
+    },
+  };
+  return tally;
+}
+
+/** A request's bytes from what `build` makes. */
+const nextRequest = (load: Omit<HttpLoad, 'overallRate'>, host: string) => {
+  const { body, headers } = load.build();
+  return requestBytes({ method: load.method, path: load.path, host, headers, ...(body !== undefined ? { body } : {}) });
+};
 
 /**
  * Full-speed HTTP: `connections` keep-alive sockets, each sending its next request as soon as the
@@ -98,78 +190,42 @@ const HTTP_ANSWER_TIMEOUT_MS = 10_000;
  * with a JavaScript HTTP parser and copies its request template every time): on 2 vCPUs shared with
  * Kassa and PostgreSQL, what the load generator spends is taken from what it measures, and the raw
  * limits' postgres.js callers cost about as little (docs/performance-history.md, twentieth round).
+ * A connection that closes or fails with a request out counts an error and is opened again.
  */
 export async function runHttpClosedLoop(load: Omit<HttpLoad, 'overallRate'>): Promise<LoadResult> {
-  const { hostname, port, host } = new URL(load.url);
-  const latencies: number[] = [];
-  const statusCodes: Record<string, number> = {};
-  let ok = 0;
-  let errors = 0;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  const end = started + load.durationS * 1000;
-  const sockets = new Set<Socket>();
-  const timeout = setTimeout(() => {
-    for (const socket of sockets) socket.destroy(new Error(`no answer ${HTTP_ANSWER_TIMEOUT_MS} ms after the phase ended`));
-  }, load.durationS * 1000 + HTTP_ANSWER_TIMEOUT_MS);
-  /** What was received that is not a response this loop can read: the run fails with it. */
+  const url = new URL(load.url);
+  const tally = httpTally();
+  const end = performance.now() + load.durationS * 1000;
   let unreadable: Error | null = null;
-  /** One connection's loop; a socket that closes or fails with a request out counts an error, and is opened again while there is time. */
-  const connection = (): Promise<void> =>
-    new Promise<void>((resolve) => {
-      const socket = connect(Number(port), hostname);
-      sockets.add(socket);
-      socket.setNoDelay(true);
-      let received: Buffer | null = null;
-      let sentAt = 0;
-      let waiting = false;
-      const send = () => {
-        if (performance.now() >= end || unreadable) return void socket.end();
-        const { body, headers } = load.build();
-        waiting = true;
-        sentAt = performance.now();
-        socket.write(requestBytes({ method: load.method, path: load.path, host, headers, ...(body !== undefined ? { body } : {}) }));
-      };
-      socket.on('connect', send);
-      socket.on('data', (chunk: Buffer) => {
-        received = received ? Buffer.concat([received, chunk]) : chunk;
-        let statuses: number[];
-        try {
-          const taken = takeResponses(received);
-          statuses = taken.statuses;
-          received = taken.rest.length ? taken.rest : null;
-        } catch (error) {
-          unreadable = error as Error;
-          return void socket.destroy();
+  const open = new Set<KeepAlive>();
+  const timeout = setTimeout(() => open.forEach((c) => c.destroy()), load.durationS * 1000 + HTTP_ANSWER_TIMEOUT_MS);
+  const loop = async () => {
+    while (performance.now() < end && !unreadable) {
+      const connection = new KeepAlive(url, (error) => (unreadable = error));
+      open.add(connection);
+      let failed = false;
+      while (performance.now() < end && !unreadable) {
+        const sentAt = performance.now();
+        const status = await new Promise<number | null>((answer) => connection.send(nextRequest(load, url.host), answer));
+        tally.record(status, sentAt);
+        if (status === null) {
+          failed = true;
+          break;
         }
-        for (const status of statuses) {
-          waiting = false;
-          statusCodes[status] = (statusCodes[status] ?? 0) + 1;
-          if (status >= 200 && status < 300) {
-            ok++;
-            latencies.push(performance.now() - sentAt);
-          } else errors++;
-        }
-        if (statuses.length && !waiting) send();
-      });
-      socket.on('error', () => {});
-      socket.on('close', (hadError) => {
-        sockets.delete(socket);
-        const failed = waiting || hadError;
-        if (failed) errors++;
-        // Again after a pause, so a refused connection is not retried in a tight loop.
-        if (failed && !unreadable && performance.now() < end) void sleep(10).then(connection).then(resolve);
-        else resolve();
-      });
-    });
+      }
+      connection.end();
+      await connection.closed;
+      open.delete(connection);
+      if (failed) await sleep(10); // so a refused connection is not retried in a tight loop
+    }
+  };
   try {
-    await Promise.all(Array.from({ length: load.connections }, connection));
+    await Promise.all(Array.from({ length: load.connections }, loop));
   } finally {
     clearTimeout(timeout);
   }
   if (unreadable) throw unreadable;
-  const elapsed = (performance.now() - started) / 1000;
-  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes, generatorCpuMs: generatorCpu(cpu, ok), ...percentiles(latencies) };
+  return tally.result();
 }
 
 /** `connections` concurrent loops calling `operation` for `durationS`. */
@@ -199,55 +255,65 @@ export async function runClosedLoop(operation: (i: number) => Promise<unknown>, 
 }
 
 /**
- * Open-loop load at a steady `rate` (requests evenly spaced, 1/rate apart) over
- * a keep-alive pool of `connections` sockets (undici). Latency counts from the
- * moment each request was due, so a request that waits for a free socket is
- * charged for the wait (no coordinated omission).
+ * Open-loop load at a steady `rate` (requests evenly spaced, 1/rate apart) over `connections`
+ * keep-alive sockets. Latency counts from the moment each request was due, so a request that waits
+ * for a free socket is charged for the wait (no coordinated omission). The same connections as the
+ * closed loop: undici's pool, used here before, cost the machine twice the CPU a request.
  */
 export async function runPaced(
   load: Omit<HttpLoad, 'overallRate'> & { rate: number; slowMs?: number },
 ): Promise<LoadResult & { slowDueAt: number[] }> {
-  const pool = new Pool(load.url, { connections: load.connections, pipelining: 1 });
-  const latencies: number[] = [];
+  const url = new URL(load.url);
+  const tally = httpTally();
   /** When each request slower than `slowMs` was due (performance.now()), to set beside what the machine did then. */
   const slowDueAt: number[] = [];
-  const statusCodes: Record<string, number> = {};
-  let ok = 0;
-  let errors = 0;
+  let unreadable: Error | null = null;
+  const opened = () => new KeepAlive(url, (error) => (unreadable = error));
+  const idle = Array.from({ length: load.connections }, opened);
+  const all = new Set(idle);
+  /** Due times of requests waiting for a free connection, oldest first. */
+  const waiting: number[] = [];
+  let out = 0;
+  let allAnswered = () => {};
+  const send = (connection: KeepAlive, due: number) => {
+    out++;
+    connection.send(nextRequest(load, url.host), (status) => {
+      out--;
+      const latency = tally.record(status, due);
+      if (latency !== null && load.slowMs !== undefined && latency > load.slowMs) slowDueAt.push(due);
+      let next = connection;
+      if (status === null) {
+        // A connection that died is replaced, so the pool keeps its size.
+        all.delete(connection);
+        next = opened();
+        all.add(next);
+      }
+      const queued = waiting.shift();
+      if (queued !== undefined) send(next, queued);
+      else idle.push(next);
+      if (out === 0 && waiting.length === 0) allAnswered();
+    });
+  };
   const interval = 1000 / load.rate;
-  const cpu = process.cpuUsage();
   const started = performance.now();
   const end = started + load.durationS * 1000;
-  const inFlight = new Set<Promise<void>>();
-  try {
-    for (let i = 0; ; i++) {
-      const due = started + i * interval;
-      if (due >= end) break;
-      const wait = due - performance.now();
-      if (wait > 1) await sleep(wait);
-      const { body, headers } = load.build();
-      const request = pool
-        .request({ method: load.method, path: load.path, headers, ...(body !== undefined ? { body } : {}) })
-        .then(async (res) => {
-          await res.body.dump();
-          statusCodes[res.statusCode] = (statusCodes[res.statusCode] ?? 0) + 1;
-          if (res.statusCode >= 200 && res.statusCode < 300) {
-            ok++;
-            const latency = performance.now() - due;
-            latencies.push(latency);
-            if (load.slowMs !== undefined && latency > load.slowMs) slowDueAt.push(due);
-          } else errors++;
-        })
-        .catch(() => {
-          errors++;
-        });
-      inFlight.add(request);
-      void request.finally(() => inFlight.delete(request));
-    }
-    await Promise.all(inFlight);
-  } finally {
-    await pool.close();
+  for (let i = 0; !unreadable; i++) {
+    const due = started + i * interval;
+    if (due >= end) break;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    const connection = idle.pop();
+    if (connection) send(connection, due);
+    else waiting.push(due);
   }
-  const elapsed = (performance.now() - started) / 1000;
-  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes, generatorCpuMs: generatorCpu(cpu, ok), ...percentiles(latencies), slowDueAt };
+  const timeout = setTimeout(() => all.forEach((c) => c.destroy()), HTTP_ANSWER_TIMEOUT_MS);
+  try {
+    if (out > 0 || waiting.length > 0) await new Promise<void>((resolve) => (allAnswered = resolve));
+  } finally {
+    clearTimeout(timeout);
+    all.forEach((c) => c.end());
+    await Promise.all([...all].map((c) => c.closed));
+  }
+  if (unreadable) throw unreadable;
+  return { ...tally.result(), slowDueAt };
 }

@@ -5,7 +5,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requestBytes, takeResponses, UnexpectedResponseError } from '../../bench/http-responses.js';
-import { runHttpClosedLoop } from '../../bench/load.js';
+import { runHttpClosedLoop, runPaced } from '../../bench/load.js';
 
 const answer = (status: number, body: string, extra = '') => `HTTP/1.1 ${status} X\r\ncontent-type: text/plain\r\n${extra}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
@@ -46,7 +46,7 @@ describe('takeResponses', () => {
   });
 });
 
-describe('runHttpClosedLoop against a real server', () => {
+describe('runHttpClosedLoop and runPaced against a real server', () => {
   let server: Server | undefined;
   afterEach(async () => {
     server?.closeAllConnections();
@@ -112,5 +112,39 @@ describe('runHttpClosedLoop against a real server', () => {
     expect(result.ok).toBe(0);
     expect(result.errors).toBeGreaterThan(2);
     expect(result.durationS).toBeLessThan(5);
+  });
+
+  it('paced: one request every 1/rate, each answered once, latency from when it was due, the slow ones named', async () => {
+    const seen: number[] = [];
+    const url = await serve((body, res) => {
+      const n = Number(JSON.parse(body).n);
+      seen.push(n);
+      // Every 10th answer waits 60 ms: with 2 connections the requests due meanwhile wait for a socket.
+      setTimeout(() => res.end('{}'), n % 10 === 0 ? 60 : 0);
+    });
+    let built = 0;
+    const started = performance.now();
+    const result = await runPaced({ url, method: 'POST', path: '/', connections: 2, durationS: 0.5, rate: 100, slowMs: 40, build: () => ({ body: JSON.stringify({ n: ++built }), headers: {} }) });
+    expect(result.ok).toBe(50); // 100/s for 0.5 s
+    expect(result.errors).toBe(0);
+    expect(seen.toSorted((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    // Requests 10, 20, … took 60 ms themselves: each is slow, due 90 ms apart.
+    expect(result.slowDueAt.length).toBeGreaterThanOrEqual(5);
+    expect(result.slowDueAt.every((due) => due >= started && due < started + 500)).toBe(true);
+    expect(result.p99).toBeGreaterThan(40);
+    expect(result.p50).toBeLessThan(40);
+  });
+
+  it('paced: a connection the server drops counts one error, and the pool keeps its size', async () => {
+    const url = await serve((_body, res, n) => {
+      if (n === 3) return void res.socket!.destroy();
+      res.end('ok');
+    });
+    let connections = 0;
+    server!.on('connection', () => connections++);
+    const result = await runPaced({ url, method: 'GET', path: '/', connections: 2, durationS: 0.3, rate: 100, build: () => ({ headers: {} }) });
+    expect(result.errors).toBe(1);
+    expect(result.ok).toBe(29);
+    expect(connections).toBe(3); // the two opened first, and the one that replaced the dropped one
   });
 });

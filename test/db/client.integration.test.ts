@@ -39,8 +39,8 @@ describe('the two pools of a Database', () => {
   it('the main pool plans as PostgreSQL chooses; the batch pool always uses generic plans', async () => {
     expect(await planMode(t.db.sql)).toBe('auto');
     expect(await planMode(t.db.generic)).toBe('force_generic_plan');
-    expect(BATCHES_IN_FLIGHT).toBe(2);
-    expect(GENERIC_POOL_SIZE).toBe(4);
+    expect(BATCHES_IN_FLIGHT).toBe(1);
+    expect(GENERIC_POOL_SIZE).toBe(2);
   });
 
   it('a batch of creates runs its INSERT as a prepared statement of the batch pool, with its generic plan', async () => {
