@@ -105,7 +105,7 @@ class KeepAlive {
   readonly closed: Promise<void>;
 
   constructor(url: URL, unreadable: (error: Error) => void) {
-    this.socket = connect(Number(url.port), url.hostname);
+    this.socket = connect(Number(url.port || 80), url.hostname);
     this.socket.setNoDelay(true);
     this.socket.on('error', () => {}); // the close that follows answers the request out with null
     this.socket.on('data', (chunk: Buffer) => {
@@ -161,9 +161,11 @@ function httpTally() {
     errors: 0,
     /** Counts an answer (null: none came) and, for a 2xx, its latency from `since`; returns the latency or null. */
     record(status: number | null, since: number): number | null {
-      if (status === null) return void tally.errors++, null;
-      statusCodes[status] = (statusCodes[status] ?? 0) + 1;
-      if (status < 200 || status >= 300) return void tally.errors++, null;
+      if (status !== null) statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+      if (status === null || status < 200 || status >= 300) {
+        tally.errors++;
+        return null;
+      }
       tally.ok++;
       const latency = performance.now() - since;
       latencies.push(latency);
