@@ -150,8 +150,8 @@ class KeepAlive {
   }
 }
 
-/** The counters of an HTTP run, and its result. */
-function httpTally() {
+/** The counters of a run (HTTP or database), and its result, timed from when it is made. */
+function loadTally() {
   const latencies: number[] = [];
   const statusCodes: Record<string, number> = {};
   const cpu = process.cpuUsage();
@@ -159,17 +159,24 @@ function httpTally() {
   const tally = {
     ok: 0,
     errors: 0,
-    /** Counts an answer (null: none came) and, for a 2xx, its latency from `since`; returns the latency or null. */
-    record(status: number | null, since: number): number | null {
-      if (status !== null) statusCodes[status] = (statusCodes[status] ?? 0) + 1;
-      if (status === null || status < 200 || status >= 300) {
-        tally.errors++;
-        return null;
-      }
+    /** A completed operation begun at `since`; returns its latency. */
+    done(since: number): number {
       tally.ok++;
       const latency = performance.now() - since;
       latencies.push(latency);
       return latency;
+    },
+    failed(): void {
+      tally.errors++;
+    },
+    /** An HTTP answer (null: none came), counted by status: a 2xx is done, returning its latency; anything else failed (null). */
+    answered(status: number | null, since: number): number | null {
+      if (status !== null) statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+      if (status === null || status < 200 || status >= 300) {
+        tally.failed();
+        return null;
+      }
+      return tally.done(since);
     },
     result(): LoadResult {
       const elapsed = (performance.now() - started) / 1000;
@@ -196,7 +203,7 @@ const nextRequest = (load: Omit<HttpLoad, 'overallRate'>, host: string) => {
  */
 export async function runHttpClosedLoop(load: Omit<HttpLoad, 'overallRate'>): Promise<LoadResult> {
   const url = new URL(load.url);
-  const tally = httpTally();
+  const tally = loadTally();
   const end = performance.now() + load.durationS * 1000;
   let unreadable: Error | null = null;
   const open = new Set<KeepAlive>();
@@ -209,7 +216,7 @@ export async function runHttpClosedLoop(load: Omit<HttpLoad, 'overallRate'>): Pr
       while (performance.now() < end && !unreadable) {
         const sentAt = performance.now();
         const status = await new Promise<number | null>((answer) => connection.send(nextRequest(load, url.host), answer));
-        tally.record(status, sentAt);
+        tally.answered(status, sentAt);
         if (status === null) {
           failed = true;
           break;
@@ -232,28 +239,22 @@ export async function runHttpClosedLoop(load: Omit<HttpLoad, 'overallRate'>): Pr
 
 /** `connections` concurrent loops calling `operation` for `durationS`. */
 export async function runClosedLoop(operation: (i: number) => Promise<unknown>, connections: number, durationS: number): Promise<LoadResult> {
-  const latencies: number[] = [];
-  let ok = 0;
-  let errors = 0;
+  const tally = loadTally();
   let counter = 0;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  const end = started + durationS * 1000;
+  const end = performance.now() + durationS * 1000;
   const loop = async () => {
     while (performance.now() < end) {
       const t = performance.now();
       try {
         await operation(counter++);
-        latencies.push(performance.now() - t);
-        ok++;
+        tally.done(t);
       } catch {
-        errors++;
+        tally.failed();
       }
     }
   };
   await Promise.all(Array.from({ length: connections }, loop));
-  const elapsed = (performance.now() - started) / 1000;
-  return { rps: ok / elapsed, ok, errors, durationS: elapsed, statusCodes: {}, generatorCpuMs: generatorCpu(cpu, ok), ...percentiles(latencies) };
+  return tally.result();
 }
 
 /**
@@ -266,7 +267,7 @@ export async function runPaced(
   load: Omit<HttpLoad, 'overallRate'> & { rate: number; slowMs?: number },
 ): Promise<LoadResult & { slowDueAt: number[] }> {
   const url = new URL(load.url);
-  const tally = httpTally();
+  const tally = loadTally();
   /** When each request slower than `slowMs` was due (performance.now()), to set beside what the machine did then. */
   const slowDueAt: number[] = [];
   let unreadable: Error | null = null;
@@ -281,7 +282,7 @@ export async function runPaced(
     out++;
     connection.send(nextRequest(load, url.host), (status) => {
       out--;
-      const latency = tally.record(status, due);
+      const latency = tally.answered(status, due);
       if (latency !== null && load.slowMs !== undefined && latency > load.slowMs) slowDueAt.push(due);
       let next = connection;
       if (status === null) {
