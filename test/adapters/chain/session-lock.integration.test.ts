@@ -23,8 +23,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('withSessionLock', () => {
   it('runs one pass at a time: a second one meanwhile returns null at once; the lock is free after, even when a pass throws', async () => {
     let release!: () => void;
-    const first = withSessionLock(db.sql, 'test-lock', () => new Promise<string>((r) => (release = () => r('first'))));
-    await sleep(200);
+    let holding!: () => void;
+    // The first pass runs (so holds the lock) before the second is asked: awaited, not slept for, since
+    // under the full suite's load 200 ms once passed before the first pass had the lock.
+    const running = new Promise<void>((r) => (holding = r));
+    const first = withSessionLock(db.sql, 'test-lock', () =>
+      new Promise<string>((r) => {
+        release = () => r('first');
+        holding();
+      }),
+    );
+    await running;
     expect(await withSessionLock(db.sql, 'test-lock', async () => 'second')).toBeNull();
     release();
     expect(await first).toBe('first');
