@@ -205,16 +205,18 @@ export async function startKassa(
   cleanup: Cleanup,
   databaseUrl: string,
   env: Record<string, string>,
-  options: { nodeArgs?: string[]; role?: 'all' | 'web' | 'worker'; logFile?: string } = {},
+  options: { nodeArgs?: string[]; role?: 'all' | 'web' | 'worker'; logFile?: string; root?: string } = {},
 ): Promise<KassaProcess> {
-  if (!existsSync(join(ROOT, KASSA_BUNDLE))) throw new Error(`${KASSA_BUNDLE} is missing: run npm run build`);
+  // `root`: another checkout's build (bench/ab.ts compares two), this one's by default.
+  const bundle = join(options.root ?? ROOT, KASSA_BUNDLE);
+  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run npm run build${options.root ? ` in ${options.root}` : ''}`);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawnChild(
     cleanup,
     'Kassa server',
     process.execPath,
-    [...(options.nodeArgs ?? []), KASSA_BUNDLE, ...(options.role ? [`--role=${options.role}`] : [])],
+    [...(options.nodeArgs ?? []), bundle, ...(options.role ? [`--role=${options.role}`] : [])],
     {
       DATABASE_URL: databaseUrl,
       PORT: String(port),

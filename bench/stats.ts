@@ -18,6 +18,11 @@ export function percentiles(values: readonly number[]): Percentiles {
   return { p50: quantile(values, 0.5), p95: quantile(values, 0.95), p99: quantile(values, 0.99) };
 }
 
+/** The arithmetic mean of `values`; null when there are none. */
+export function mean(values: readonly number[]): number | null {
+  return values.length ? values.reduce((sum, v) => sum + v, 0) / values.length : null;
+}
+
 /** The sum of `parts`, or null when any is unknown (a CPU that could not be read). */
 export function sumOrNull(...parts: readonly (number | null | undefined)[]): number | null {
   let sum = 0;
