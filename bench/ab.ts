@@ -134,6 +134,7 @@ export async function runAb(options: AbOptions): Promise<{ rounds: AbRound[]; su
         const postgresCpu = postgresCpuMeter(db.url);
         const full = await runHttpClosedLoop(target(kassa, options.durationS));
         const cpu1 = cpuMs(kassa.pid);
+        const postgresCpuMs = postgresCpu(full.ok); // the full-speed phase's, before any paced one
         const paced = options.paceRate ? await runPaced({ ...target(kassa, options.durationS), rate: options.paceRate }) : null;
         const result: AbRound = {
           round,
@@ -141,7 +142,7 @@ export async function runAb(options: AbOptions): Promise<{ rounds: AbRound[]; su
           rps: full.rps,
           creates: full.ok + (paced?.ok ?? 0),
           kassaCpuMs: cpu0 !== null && cpu1 !== null && full.ok ? (cpu1 - cpu0) / full.ok : null,
-          postgresCpuMs: postgresCpu(full.ok),
+          postgresCpuMs,
           errors: full.errors + (paced?.errors ?? 0),
           pacedP99Ms: paced ? paced.p99 : null,
         };
