@@ -5,7 +5,7 @@
  *
  *   --base <ref>          the commit to compare against (a branch, tag, sha or HEAD~1)
  *   --base-dir <dir>      a checkout already built, instead of --base (`.` for this one, to compare node flags)
- *   --rounds <n>          rounds, each side once a round (6)
+ *   --rounds <n>          rounds, each side once a round, an even number (6)
  *   --duration <s>        seconds a side a round (5)
  *   --warmup <s>          unmeasured full load of each side first (10)
  *   --connections <n>     concurrent keep-alive connections (10)
@@ -20,8 +20,8 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT } from './env.js';
-import { formatRound, formatSummary, runAb } from './ab.js';
+import { ROOT, stopOnSignals, type Cleanup } from './env.js';
+import { formatRound, formatSummary, runAb, type AbOptions } from './ab.js';
 
 const { values } = parseArgs({
   options: {
@@ -37,15 +37,30 @@ const { values } = parseArgs({
   },
 });
 
-const count = (name: string, value: string, min: number): number => {
+const number = (name: string, value: string, min: number, whole = false): number => {
   const n = Number(value);
-  if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number of at least ${min}, not ${value}`);
+  if (!Number.isFinite(n) || n < min || (whole && !Number.isInteger(n))) {
+    throw new Error(`--${name} must be a ${whole ? 'whole ' : ''}number of at least ${min}, not ${value}`);
+  }
   return n;
 };
 const flags = (value: string | undefined) => (value ? value.split(' ').filter(Boolean) : []);
 
-if ((values.base === undefined) === (values['base-dir'] === undefined)) {
-  throw new Error('give the commit to compare against: --base <git ref>, or --base-dir <built checkout>');
+/** The run's settings from the options, all checked before anything is built or started. */
+function parseSettings(): Omit<AbOptions, 'rootA' | 'rootB'> {
+  if ((values.base === undefined) === (values['base-dir'] === undefined)) {
+    throw new Error('give the commit to compare against: --base <git ref>, or --base-dir <built checkout>');
+  }
+  const rounds = number('rounds', values.rounds, 2, true);
+  if (rounds % 2 !== 0) throw new Error(`--rounds must be even (A B, then B A), not ${rounds}`);
+  return {
+    nodeArgs: { A: flags(values['a-node-args']), B: flags(values['b-node-args']) },
+    rounds,
+    durationS: number('duration', values.duration, 1),
+    warmupS: number('warmup', values.warmup, 0),
+    connections: number('connections', values.connections, 1, true),
+    ...(values.pace ? { paceRate: number('pace', values.pace, 1) } : {}),
+  };
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -55,15 +70,19 @@ const removeWorktree = () => {
   if (!worktreeDir) return;
   // The directory first, then git's record of it: also right when `git worktree add` failed half-way.
   rmSync(worktreeDir, { recursive: true, force: true });
-  execFileSync('git', ['worktree', 'prune'], { cwd: ROOT, stdio: 'ignore' });
   worktreeDir = null;
+  try {
+    execFileSync('git', ['worktree', 'prune'], { cwd: ROOT, stdio: 'ignore' });
+  } catch (error) {
+    log(`git worktree prune failed: ${(error as Error).message}`);
+  }
 };
-process.once('SIGINT', () => {
-  removeWorktree();
-  process.exit(130);
-});
 
-try {
+let active: Cleanup | null = null;
+stopOnSignals(() => active, 'the A/B', removeWorktree);
+
+async function main(): Promise<void> {
+  const settings = parseSettings();
   let rootA: string;
   if (values.base !== undefined) {
     worktreeDir = mkdtempSync(join(tmpdir(), 'kassa-ab-'));
@@ -76,20 +95,20 @@ try {
   } else {
     rootA = resolve(values['base-dir']!);
   }
-  const result = await runAb({
-    rootA,
-    rootB: ROOT,
-    nodeArgs: { A: flags(values['a-node-args']), B: flags(values['b-node-args']) },
-    rounds: count('rounds', values.rounds, 1),
-    durationS: count('duration', values.duration, 1),
-    warmupS: count('warmup', values.warmup, 0),
-    connections: count('connections', values.connections, 1),
-    ...(values.pace ? { paceRate: count('pace', values.pace, 1) } : {}),
-    log,
-  });
+  const result = await runAb({ ...settings, rootA, rootB: ROOT, log, onCleanup: (cleanup) => (active = cleanup) });
   console.log(`A: ${values.base ?? rootA}${values['a-node-args'] ? ` ${values['a-node-args']}` : ''}; B: this checkout${values['b-node-args'] ? ` ${values['b-node-args']}` : ''}`);
   for (const round of result.rounds) console.log(formatRound(round));
   console.log(formatSummary(result.summary));
-} finally {
-  removeWorktree();
 }
+
+main().then(
+  () => {
+    removeWorktree();
+    process.exit(0);
+  },
+  (error: unknown) => {
+    removeWorktree();
+    log(`bench:ab failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -12,10 +12,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { connect } from '../db/client.js';
-import { createBusiness } from '../server/modules/businesses/index.js';
-import { generateMasterKey, parseMasterKey } from '../server/platform/secrets.js';
-import { authorizationHeader } from '../server/edges/rest/signature.rules.js';
-import { Cleanup, cpuMs, openBenchDatabase, postgresCpuMeter, startKassa, type KassaProcess } from './env.js';
+import { createBenchBusiness, signedCreates } from './context.js';
+import { Cleanup, openBenchDatabase, postgresCpuMeter, processCpuMeter, startKassa, type KassaProcess } from './env.js';
 import { runHttpClosedLoop, runPaced } from './load.js';
 import { mean } from './stats.js';
 
@@ -65,9 +63,13 @@ export type AbOptions = {
   /** Use this database as it is; otherwise an embedded PostgreSQL in a temporary directory. */
   databaseUrl?: string;
   log?: (line: string) => void;
+  /** Receives the run's Cleanup at once, so a signal handler can stop what was started so far. */
+  onCleanup?: (cleanup: Cleanup) => void;
+  /** Called with each side's Kassa once it is ready. */
+  onStarted?: (side: AbSide, kassa: KassaProcess) => void;
 };
 
-/** The means of each side and how many rounds B won; rounds without both sides are not counted as won. */
+/** The means of each side and how many rounds B won; a round without both sides counts among `rounds` but is not won. */
 export function summarizeAb(rounds: readonly AbRound[]): AbSummary {
   const side = (name: AbSide): AbSideSummary => {
     const mine = rounds.filter((r) => r.side === name);
@@ -96,28 +98,27 @@ export function summarizeAb(rounds: readonly AbRound[]): AbSummary {
 export const sidesOfRound = (round: number): [AbSide, AbSide] => (round % 2 === 0 ? ['A', 'B'] : ['B', 'A']);
 
 export async function runAb(options: AbOptions): Promise<{ rounds: AbRound[]; summary: AbSummary }> {
+  if (!Number.isInteger(options.rounds) || options.rounds < 2 || options.rounds % 2 !== 0) {
+    throw new Error(`rounds must be an even number (A B, then B A), not ${options.rounds}`);
+  }
   const log = options.log ?? (() => {});
   const cleanup = new Cleanup();
+  options.onCleanup?.(cleanup);
   try {
     log('starting PostgreSQL and migrating');
     const db = await openBenchDatabase(cleanup, options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
     const database = connect(db.url, { max: 2 });
     cleanup.add('bench pool', () => database.close());
-    const masterKeyHex = generateMasterKey();
-    const created = await createBusiness(database.db, parseMasterKey(masterKeyHex), { name: 'A/B shop' });
-    const runId = randomBytes(4).toString('hex');
-    let n = 0;
-    const build = () => {
-      const body = JSON.stringify({ clientPaymentId: `ab-${runId}-${++n}`, businessId: created.business.id, locale: 'en-US', displayCurrency: 'EUR', displayAmount: '25.00' });
-      const authorization = authorizationHeader(created.apiKey, created.apiSecret, { method: 'POST', path: '/v1/payments', body });
-      return { body, headers: { 'content-type': 'application/json', authorization } };
-    };
+    const { masterKeyHex, business } = await createBenchBusiness(database, 'A/B shop');
+    const build = signedCreates(business, `ab-${randomBytes(4).toString('hex')}`);
     const target = (kassa: KassaProcess, durationS: number) => ({ url: kassa.url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS, build }) as const;
 
     const kassas = {} as Record<AbSide, KassaProcess>;
     for (const [name, root] of [['A', options.rootA], ['B', options.rootB]] as const) {
-      log(`starting ${name} (${root})`);
-      kassas[name] = await startKassa(cleanup, db.url, { KASSA_MASTER_KEY: masterKeyHex }, { root, nodeArgs: options.nodeArgs?.[name] ?? [] });
+      const nodeArgs = options.nodeArgs?.[name] ?? [];
+      log(`starting ${name}: ${root}${nodeArgs.length ? ` with ${nodeArgs.join(' ')}` : ''}`);
+      kassas[name] = await startKassa(cleanup, db.url, { KASSA_MASTER_KEY: masterKeyHex }, { root, nodeArgs });
+      options.onStarted?.(name, kassas[name]);
     }
     if (options.warmupS > 0) {
       for (const name of ['A', 'B'] as const) {
@@ -130,18 +131,19 @@ export async function runAb(options: AbOptions): Promise<{ rounds: AbRound[]; su
     for (let round = 0; round < options.rounds; round++) {
       for (const side of sidesOfRound(round)) {
         const kassa = kassas[side];
-        const cpu0 = cpuMs(kassa.pid);
+        const kassaCpu = processCpuMeter(kassa.pid);
         const postgresCpu = postgresCpuMeter(db.url);
         const full = await runHttpClosedLoop(target(kassa, options.durationS));
-        const cpu1 = cpuMs(kassa.pid);
-        const postgresCpuMs = postgresCpu(full.ok); // the full-speed phase's, before any paced one
+        // The full-speed phase's CPU, read before any paced phase adds to it.
+        const kassaCpuMs = kassaCpu(full.ok);
+        const postgresCpuMs = postgresCpu(full.ok);
         const paced = options.paceRate ? await runPaced({ ...target(kassa, options.durationS), rate: options.paceRate }) : null;
         const result: AbRound = {
           round,
           side,
           rps: full.rps,
           creates: full.ok + (paced?.ok ?? 0),
-          kassaCpuMs: cpu0 !== null && cpu1 !== null && full.ok ? (cpu1 - cpu0) / full.ok : null,
+          kassaCpuMs,
           postgresCpuMs,
           errors: full.errors + (paced?.errors ?? 0),
           pacedP99Ms: paced ? paced.p99 : null,

@@ -1,5 +1,7 @@
 /** What every scenario receives from the harness. */
 import type { Database } from '../db/client.js';
+import { createBusiness } from '../server/modules/businesses/index.js';
+import { generateMasterKey, parseMasterKey } from '../server/platform/secrets.js';
 import { authorizationHeader } from '../server/edges/rest/signature.rules.js';
 import type { BenchDatabase, Child, Cleanup, KassaProcess } from './env.js';
 
@@ -49,6 +51,32 @@ export type BenchContext = {
   receiver: () => Promise<Child & { url: string }>;
   notes: string[];
 };
+
+/** A business for the bench, with the master key its secrets are sealed under (Kassa's children get the same key). */
+export async function createBenchBusiness(database: Database, name = 'Bench shop'): Promise<{ masterKeyHex: string; business: BenchBusiness }> {
+  const masterKeyHex = generateMasterKey();
+  const created = await createBusiness(database.db, parseMasterKey(masterKeyHex), { name });
+  return { masterKeyHex, business: { businessId: created.business.id, apiKey: created.apiKey, apiSecret: created.apiSecret } };
+}
+
+/**
+ * Signed `POST /v1/payments` requests for the load generators: a EUR 25.00 payment, each with a new
+ * clientPaymentId (`<prefix>-1`, `<prefix>-2`, …) and its own signature, as a merchant sends them.
+ */
+export function signedCreates(business: BenchBusiness, prefix: string): () => { body: string; headers: Record<string, string> } {
+  let n = 0;
+  return () => {
+    const body = JSON.stringify({
+      clientPaymentId: `${prefix}-${++n}`,
+      businessId: business.businessId,
+      locale: 'en-US',
+      displayCurrency: 'EUR',
+      displayAmount: '25.00',
+    });
+    const authorization = authorizationHeader(business.apiKey, business.apiSecret, { method: 'POST', path: '/v1/payments', body });
+    return { body, headers: { 'content-type': 'application/json', authorization } };
+  };
+}
 
 /** A signed request to the Kassa child, as a merchant would send it. */
 export async function signedFetch(

@@ -18,6 +18,25 @@ import { sleep } from './stats.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/**
+ * Ctrl-C or a TERM: stops every process and database the run's Cleanup (`active()`, once there is
+ * one) started, then `after()`, and exits 130. A second signal exits at once.
+ */
+export function stopOnSignals(active: () => Cleanup | null, what: string, after: () => void = () => {}): void {
+  let interrupted = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (interrupted) process.exit(130);
+      interrupted = true;
+      process.stderr.write(`${signal}: stopping what ${what} started (again to force)\n`);
+      void (active()?.runAll() ?? Promise.resolve()).finally(() => {
+        after();
+        process.exit(130);
+      });
+    });
+  }
+}
+
 /** Stops, in reverse order, everything registered; each step at most once, errors ignored. */
 export class Cleanup {
   private readonly steps: { what: string; run: () => Promise<void> }[] = [];
@@ -342,6 +361,15 @@ export function cpuMs(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** Starts counting a process's CPU; the function returned gives the ms per operation since (null when it cannot be read). */
+export function processCpuMeter(pid: number): (operations: number) => number | null {
+  const before = cpuMs(pid);
+  return (operations) => {
+    const after = cpuMs(pid);
+    return before !== null && after !== null && operations ? (after - before) / operations : null;
+  };
 }
 
 /**

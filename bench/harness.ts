@@ -5,9 +5,7 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { connect } from '../db/client.js';
-import { createBusiness } from '../server/modules/businesses/index.js';
-import { generateMasterKey, parseMasterKey } from '../server/platform/secrets.js';
-import type { BenchContext, BenchOptions } from './context.js';
+import { createBenchBusiness, type BenchContext, type BenchOptions } from './context.js';
 import { Cleanup, KASSA_BUNDLE, openBenchDatabase, startFastifyConstant, startKassa, startReceiver } from './env.js';
 import type { Report, Row } from './report.js';
 import { DEFAULT_CONCURRENCY } from '../jobs/worker.js';
@@ -61,9 +59,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
     if (db.note) notes.push(db.note);
     const database = connect(db.url, { max: options.poolSize });
     cleanup.add('bench pool', () => database.close());
-    const masterKeyHex = generateMasterKey();
-    const created = await createBusiness(database.db, parseMasterKey(masterKeyHex), { name: 'Bench shop' });
-    const business = { businessId: created.business.id, apiKey: created.apiKey, apiSecret: created.apiSecret };
+    const { masterKeyHex, business } = await createBenchBusiness(database);
 
     const once = <T>(start: () => Promise<T>) => {
       let started: Promise<T> | null = null;

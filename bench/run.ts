@@ -24,7 +24,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT, type Cleanup } from './env.js';
+import { ROOT, stopOnSignals, type Cleanup } from './env.js';
 import { runBench, SCENARIOS } from './harness.js';
 import { renderMarkdown, replaceReadmeSection, type Report } from './report.js';
 
@@ -100,16 +100,7 @@ async function main(): Promise<void> {
 }
 
 let active: Cleanup | null = null;
-let interrupted = false;
-// Ctrl-C: stop every process and database the run started, then exit (a second Ctrl-C exits at once).
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    process.stderr.write(`${signal}: stopping what the bench started (again to force)\n`);
-    void (active?.runAll() ?? Promise.resolve()).finally(() => process.exit(130));
-  });
-}
+stopOnSignals(() => active, 'the bench');
 
 main().then(
   () => process.exit(process.exitCode ?? 0),

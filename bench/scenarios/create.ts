@@ -17,9 +17,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
-import type { BenchContext } from '../context.js';
-import { cpuMs, postgresCpuMeter, RssSampler, startKassa } from '../env.js';
+import { signedCreates, type BenchContext } from '../context.js';
+import { cpuMs, postgresCpuMeter, processCpuMeter, RssSampler, startKassa } from '../env.js';
 import { runAutocannon, runClosedLoop, runHttpClosedLoop, runPaced, type LoadResult } from '../load.js';
 import { makeRow, type Row } from '../report.js';
 import { batchRows, scrapeBatches } from '../batches.js';
@@ -52,18 +51,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   const { options, business } = ctx;
   const kassa = await ctx.kassa();
   const runId = randomBytes(4).toString('hex');
-  let n = 0;
-  const build = () => {
-    const body = JSON.stringify({
-      clientPaymentId: `bench-${runId}-${++n}`,
-      businessId: business.businessId,
-      locale: 'en-US',
-      displayCurrency: 'EUR',
-      displayAmount: '25.00',
-    });
-    const authorization = authorizationHeader(business.apiKey, business.apiSecret, { method: 'POST', path: '/v1/payments', body });
-    return { body, headers: { 'content-type': 'application/json', authorization } };
-  };
+  const build = signedCreates(business, `bench-${runId}`);
   /** Full speed: the closed loop of keep-alive sockets; at a fixed overall rate: autocannon (the issue's original half-rate measure). */
   const load = (url: string, overallRate?: number, durationS = options.durationS) => {
     const http = { url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS, build } as const;
@@ -106,13 +94,12 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     await warmUp('Kassa', (s) => load(kassa.url, undefined, s));
     options.log(`  create: Kassa at full speed, ${options.durationS} s`);
     batchesBefore = await scrapeBatches(kassa.url);
-    const cpu0 = cpuMs(kassa.pid);
+    const cpu = processCpuMeter(kassa.pid);
     const pgCpu = postgresCpuMeter(ctx.db.url);
     max = await load(kassa.url);
-    const cpu1 = cpuMs(kassa.pid);
-    batchesAfter = await scrapeBatches(kassa.url);
-    kassaCpu = cpu0 !== null && cpu1 !== null && max.ok ? (cpu1 - cpu0) / max.ok : null;
+    kassaCpu = cpu(max.ok);
     kassaPgCpu = pgCpu(max.ok);
+    batchesAfter = await scrapeBatches(kassa.url);
     halfRate = Math.max(1, Math.floor(max.rps / 2));
     options.log(`  create: Kassa at half that rate (${halfRate} req/s, autocannon overallRate), ${options.durationS} s`);
     half = await load(kassa.url, halfRate);
@@ -153,10 +140,9 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     await load(fastify.url, undefined, s / 2);
     await floorLoad(s / 2);
   });
-  const cpu0 = cpuMs(fastify.pid);
+  const frameworkCpu = processCpuMeter(fastify.pid);
   const framework = await load(fastify.url);
-  const cpu1 = cpuMs(fastify.pid);
-  const fastifyCpu = cpu0 !== null && cpu1 !== null && framework.ok ? (cpu1 - cpu0) / framework.ok : null;
+  const fastifyCpu = frameworkCpu(framework.ok);
   options.log(`  create: bare Fastify route doing only the raw INSERT, ${options.durationS} s`);
   const floor = await floorLoad(options.durationS);
 

@@ -7,7 +7,7 @@
 import postgres from 'postgres';
 import { authorizationHeader } from '../../server/edges/rest/signature.rules.js';
 import { createCryptoPayment, simulateDepositOverHttp, type BenchContext } from '../context.js';
-import { cpuMs, postgresCpuMeter } from '../env.js';
+import { postgresCpuMeter, processCpuMeter } from '../env.js';
 import { runClosedLoop, runHttpClosedLoop } from '../load.js';
 import { makeRow, type Row } from '../report.js';
 import { batchRows, scrapeBatches } from '../batches.js';
@@ -33,14 +33,12 @@ export async function readScenario(ctx: BenchContext): Promise<Row[]> {
 
   options.log(`  read: Kassa GET ${path}, ${options.durationS} s`);
   const batchesBefore = await scrapeBatches(kassa.url);
-  const cpu0 = cpuMs(kassa.pid);
+  const readCpu = processCpuMeter(kassa.pid);
   const pgReadCpu = postgresCpuMeter(ctx.db.url);
   const read = await load(kassa.url);
-
-  const cpu1 = cpuMs(kassa.pid);
-  const batchesAfter = await scrapeBatches(kassa.url);
+  const cpuPerRead = readCpu(read.ok);
   const pgCpuPerRead = pgReadCpu(read.ok);
-  const cpuPerRead = cpu0 !== null && cpu1 !== null && read.ok ? (cpu1 - cpu0) / read.ok : null;
+  const batchesAfter = await scrapeBatches(kassa.url);
 
   options.log(`  read: raw primary-key SELECT through postgres.js, ${options.durationS} s`);
   const raw = postgres(ctx.db.url, { max: options.poolSize, onnotice: () => {} });

@@ -1,10 +1,14 @@
 /**
  * `npm run bench:ab` (bench/ab.ts, bench/ab-run.ts) against real processes: two built Kassas on one
- * database taking turns, here both this checkout's build, for a second each. Speed is never
- * asserted; what is: both sides measured in the alternating order, every create answered, the
- * summary made of those rounds. The command line refuses what it cannot run before starting anything.
+ * database taking turns, here both this checkout's build told apart by their node flags, for a
+ * second each. Speed is never asserted; what is: each side started with its own flags, both measured
+ * in the alternating order, every create answered and written once, the summary made of those
+ * rounds. The command line refuses bad options before it builds or starts anything, and a base that
+ * cannot be checked out leaves no worktree behind.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAb } from '../../bench/ab.js';
@@ -24,9 +28,12 @@ afterAll(async () => {
 describe('npm run bench:ab', () => {
   it('runs both builds in turns, A B then B A, and summarises those rounds', async () => {
     const lines: string[] = [];
+    const commandLines: Record<string, string[]> = {};
     const { rounds, summary } = await runAb({
       rootA: ROOT,
       rootB: ROOT,
+      nodeArgs: { A: ['--max-semi-space-size=8'], B: ['--max-semi-space-size=16'] },
+      onStarted: (side, kassa) => (commandLines[side] = readFileSync(`/proc/${kassa.pid}/cmdline`, 'utf8').split('\0')),
       rounds: 2,
       durationS: 1,
       warmupS: 0,
@@ -35,6 +42,9 @@ describe('npm run bench:ab', () => {
       databaseUrl: db.url,
       log: (line) => lines.push(line),
     });
+    expect(commandLines.A).toContain('--max-semi-space-size=8');
+    expect(commandLines.A).not.toContain('--max-semi-space-size=16');
+    expect(commandLines.B).toContain('--max-semi-space-size=16');
     expect(rounds.map((r) => `${r.round}${r.side}`)).toEqual(['0A', '0B', '1B', '1A']);
     for (const r of rounds) {
       expect(r.rps, `${r.round}${r.side}`).toBeGreaterThan(0);
@@ -51,14 +61,24 @@ describe('npm run bench:ab', () => {
     expect(Number(row!.count)).toBe(rounds.reduce((sum, r) => sum + r.creates, 0));
   }, 120_000);
 
-  it('refuses to start without a base, or with a round count it cannot run', async () => {
+  it('refuses bad options before building anything, and leaves no worktree behind a base it cannot check out', async () => {
     const run = (args: string[]) =>
       promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/ab-run.ts', ...args], { cwd: ROOT }).then(
-        () => '',
-        (error: { stderr: string }) => error.stderr,
+        () => 'exit 0',
+        (error: { code: number; stderr: string }) => `exit ${error.code}: ${error.stderr}`,
       );
-    expect(await run([])).toContain('give the commit to compare against: --base <git ref>, or --base-dir <built checkout>');
+    expect(await run([])).toContain('exit 1: bench:ab failed: give the commit to compare against: --base <git ref>, or --base-dir <built checkout>');
     expect(await run(['--base', 'HEAD', '--base-dir', '.'])).toContain('give the commit to compare against');
-    expect(await run(['--base-dir', '.', '--rounds', '0'])).toContain('--rounds must be a number of at least 1, not 0');
+    expect(await run(['--base', 'HEAD', '--rounds', '3'])).toContain('--rounds must be even (A B, then B A), not 3');
+    expect(await run(['--base', 'HEAD', '--rounds', '2.5'])).toContain('--rounds must be a whole number of at least 2, not 2.5');
+    expect(await run(['--base-dir', '.', '--duration', '0'])).toContain('--duration must be a number of at least 1, not 0');
+    const worktrees = () => execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: ROOT, encoding: 'utf8' });
+    const abDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith('kassa-ab-'));
+    const [worktreesBefore, dirsBefore] = [worktrees(), abDirs()];
+    const failed = await run(['--base', 'no-such-ref-for-kassa-ab']);
+    expect(failed).toMatch(/^exit 1: /);
+    expect(failed).toContain('git worktree add');
+    expect(worktrees()).toBe(worktreesBefore);
+    expect(abDirs()).toEqual(dirsBefore);
   }, 60_000);
 });

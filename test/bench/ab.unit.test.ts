@@ -1,6 +1,6 @@
 /** The A/B comparison's arithmetic (bench/ab.ts): the alternating order, the means, the rounds won. */
 import { describe, expect, it } from 'vitest';
-import { formatSummary, sidesOfRound, summarizeAb, type AbRound } from '../../bench/ab.js';
+import { formatRound, formatSummary, sidesOfRound, summarizeAb, type AbRound } from '../../bench/ab.js';
 
 const round = (index: number, side: 'A' | 'B', rps: number, extra: Partial<AbRound> = {}): AbRound => ({
   round: index,
@@ -46,6 +46,15 @@ describe('A/B rounds', () => {
     expect(summary.A.pacedP99Ms).toBeNull();
     expect(summary.bFaster).toBe(1);
     expect(summary.rounds).toBe(2);
+  });
+
+  it('print a round with what was measured, and its errors only when there were some', () => {
+    expect(formatRound(round(1, 'B', 2_345.6, { kassaCpuMs: 0.2114, postgresCpuMs: null }))).toBe(
+      'round 2 B: 2,346 creates/s, CPU per create Kassa 0.211 ms, PostgreSQL — ms',
+    );
+    expect(formatRound(round(0, 'A', 1_000, { pacedP99Ms: 12.34, errors: 2 }))).toBe(
+      'round 1 A: 1,000 creates/s, CPU per create Kassa 0.250 ms, PostgreSQL 0.150 ms, paced p99 12.3 ms, 2 errors',
+    );
   });
 
   it('print a line a side and the verdict', () => {
