@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT, stopOnSignals, type Cleanup } from './env.js';
-import { formatRound, formatSummary, runAb, type AbOptions } from './ab.js';
+import { assertEvenRounds, formatRound, formatSummary, runAb, type AbOptions } from './ab.js';
 
 const { values } = parseArgs({
   options: {
@@ -52,7 +52,7 @@ function parseSettings(): Omit<AbOptions, 'rootA' | 'rootB'> {
     throw new Error('give the commit to compare against: --base <git ref>, or --base-dir <built checkout>');
   }
   const rounds = number('rounds', values.rounds, 2, true);
-  if (rounds % 2 !== 0) throw new Error(`--rounds must be even (A B, then B A), not ${rounds}`);
+  assertEvenRounds(rounds, '--rounds');
   return {
     nodeArgs: { A: flags(values['a-node-args']), B: flags(values['b-node-args']) },
     rounds,

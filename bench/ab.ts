@@ -97,10 +97,13 @@ export function summarizeAb(rounds: readonly AbRound[]): AbSummary {
 /** The order of the sides in a round: A B, then B A, so a steady drift favours neither. */
 export const sidesOfRound = (round: number): [AbSide, AbSide] => (round % 2 === 0 ? ['A', 'B'] : ['B', 'A']);
 
+/** Refuses a round count that would let one side go first more often (`name`: how the caller calls it). */
+export function assertEvenRounds(rounds: number, name = 'rounds'): void {
+  if (!Number.isInteger(rounds) || rounds < 2 || rounds % 2 !== 0) throw new Error(`${name} must be even (A B, then B A), not ${rounds}`);
+}
+
 export async function runAb(options: AbOptions): Promise<{ rounds: AbRound[]; summary: AbSummary }> {
-  if (!Number.isInteger(options.rounds) || options.rounds < 2 || options.rounds % 2 !== 0) {
-    throw new Error(`rounds must be an even number (A B, then B A), not ${options.rounds}`);
-  }
+  assertEvenRounds(options.rounds);
   const log = options.log ?? (() => {});
   const cleanup = new Cleanup();
   options.onCleanup?.(cleanup);
@@ -160,14 +163,17 @@ export async function runAb(options: AbOptions): Promise<{ rounds: AbRound[]; su
 
 const ms = (value: number | null) => (value === null ? '—' : value.toFixed(3));
 
+/** What a round or a side's means measured, in the words both print. */
+function measured(m: Pick<AbRound, 'rps' | 'kassaCpuMs' | 'postgresCpuMs' | 'pacedP99Ms'>): string {
+  const paced = m.pacedP99Ms === null ? '' : `, paced p99 ${m.pacedP99Ms.toFixed(1)} ms`;
+  return `${Math.round(m.rps).toLocaleString('en-US')} creates/s, CPU per create Kassa ${ms(m.kassaCpuMs)} ms, PostgreSQL ${ms(m.postgresCpuMs)} ms${paced}`;
+}
+
 export function formatRound(r: AbRound): string {
-  return `round ${r.round + 1} ${r.side}: ${Math.round(r.rps).toLocaleString('en-US')} creates/s, CPU per create Kassa ${ms(r.kassaCpuMs)} ms, PostgreSQL ${ms(r.postgresCpuMs)} ms${r.pacedP99Ms === null ? '' : `, paced p99 ${r.pacedP99Ms.toFixed(1)} ms`}${r.errors ? `, ${r.errors} errors` : ''}`;
+  return `round ${r.round + 1} ${r.side}: ${measured(r)}${r.errors ? `, ${r.errors} errors` : ''}`;
 }
 
 export function formatSummary(s: AbSummary): string {
-  const line = (name: AbSide) => {
-    const side = s[name];
-    return `${name}: ${Math.round(side.rps).toLocaleString('en-US')} creates/s, CPU per create Kassa ${ms(side.kassaCpuMs)} ms, PostgreSQL ${ms(side.postgresCpuMs)} ms${side.pacedP99Ms === null ? '' : `, paced p99 ${side.pacedP99Ms.toFixed(1)} ms`}, ${side.errors} errors`;
-  };
+  const line = (name: AbSide) => `${name}: ${measured(s[name])}, ${s[name].errors} errors`;
   return [line('A'), line('B'), `B/A ${s.rpsRatio.toFixed(3)}; B faster in ${s.bFaster} of ${s.rounds} rounds`].join('\n');
 }

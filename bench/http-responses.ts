@@ -1,6 +1,6 @@
 /**
  * The bytes of HTTP/1.1 requests, and the complete responses at the front of what a keep-alive
- * socket has received (the closed-loop load generator, bench/http-load.ts). Pure: no sockets here.
+ * socket has received (the keep-alive load generators, bench/load.ts). Pure: no sockets here.
  *
  * Only what the bench's servers answer is accepted: a status line and a Content-Length. A chunked or
  * close-delimited answer, or bytes that are not a response, throw, so the load generator fails loudly
