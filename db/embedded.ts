@@ -69,20 +69,6 @@ export function freePort(): Promise<number> {
  */
 export const POSTGRES_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=16777216:glibc.malloc.top_pad=1048576:glibc.malloc.mmap_threshold=4194304';
 
-/**
- * WAL segments of 4 MB instead of PostgreSQL's 16 MB, for a cluster Kassa creates. Until
- * checkpoints start recycling old segments, the backend whose commit needs the next segment
- * zero-fills and fsyncs it while every other commit waits: on the bench's disk the paced create
- * phase's slow creates came in windows beside each 16.8 MB write. A 4 MB segment
- * is the same writing in four pieces, each shorter: two A/B runs of two clusters, 6 and 8 rounds
- * of 8 s paced at 1,450 creates/s, had 372 against 684 and 1,638 against 1,986 creates over 25 ms
- * (p99 within 25 ms in 10 of 14 phases against 6 of 14), at full speed 2,853 against 2,773 and
- * 2,585 against 2,784 creates/s (faster in 3 of 6 and 3 of 8 rounds: the drift). 1 MB segments
- * had 270 against 676 slow creates but 14% fewer at full speed (a switch every ~700 creates). A
- * cluster made before keeps its size; `pg_resetwal --wal-segsize` changes it offline.
- */
-export const WAL_SEGMENT_MB = 4;
-
 /** The environment PostgreSQL's programs run with: this process's, in the C locale, with the malloc settings above. */
 export function postgresEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   return { ...env, LC_ALL: 'C', GLIBC_TUNABLES: env.GLIBC_TUNABLES ?? POSTGRES_MALLOC_TUNABLES };
@@ -350,7 +336,7 @@ export async function startEmbedded(dir: string, options: { persistent?: boolean
       chownSync(pwfile, user.uid, user.gid);
     }
     try {
-      await run(join(bin, 'initdb'), [`--pgdata=${dir}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale', `--wal-segsize=${WAL_SEGMENT_MB}`], user);
+      await run(join(bin, 'initdb'), [`--pgdata=${dir}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'], user);
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
       throw error;

@@ -44,7 +44,7 @@ function burstNote(bursts: Burst[] | null, slowDueAt: readonly number[], startMs
   const slow = `${slowDueAt.length} creates over ${HALF_RATE_P99_TARGET_MS} ms`;
   if (!bursts) return `${slow}; the disks could not be read (/proc/diskstats)`;
   const list = bursts.map((b) => `${(b.bytes / 1e6).toFixed(1)} MB at ${((b.fromMs - startMs) / 1000).toFixed(2)} s`).join(', ');
-  return `${slow}, ${nearBursts(slowDueAt, bursts)} of them due during a burst or in the ${AFTER_BURST_MS} ms after it${list ? `; bursts: ${list}` : ''}. A new WAL segment (16 MB in a cluster made before the twenty-second round, 4 MB since) or the kernel's writeback of data-file pages holds up the commits behind it (docs/performance-history.md, eighteenth and twenty-second rounds)`;
+  return `${slow}, ${nearBursts(slowDueAt, bursts)} of them due during a burst or in the ${AFTER_BURST_MS} ms after it${list ? `; bursts: ${list}` : ''}. A new 16 MB WAL segment or the kernel's writeback of data-file pages holds up the commits behind it (docs/performance-history.md, eighteenth round)`;
 }
 
 export async function createScenario(ctx: BenchContext): Promise<Row[]> {
