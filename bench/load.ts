@@ -257,6 +257,15 @@ export async function runClosedLoop(operation: (i: number) => Promise<unknown>, 
   return tally.result();
 }
 
+export type PacedResult = LoadResult & {
+  /** When each request slower than `slowMs` was due (performance.now()). */
+  slowDueAt: number[];
+  /** Requests that found every connection busy when due and waited in the generator for one (their wait counts in their latency). */
+  queued: number;
+  /** Of the requests slower than `slowMs`, those that had waited for a connection. */
+  slowQueued: number;
+};
+
 /**
  * Open-loop load at a steady `rate` (requests evenly spaced, 1/rate apart) over `connections`
  * keep-alive sockets. Latency counts from the moment each request was due, so a request that waits
@@ -265,11 +274,13 @@ export async function runClosedLoop(operation: (i: number) => Promise<unknown>, 
  */
 export async function runPaced(
   load: Omit<HttpLoad, 'overallRate'> & { rate: number; slowMs?: number },
-): Promise<LoadResult & { slowDueAt: number[] }> {
+): Promise<PacedResult> {
   const url = new URL(load.url);
   const tally = loadTally();
   /** When each request slower than `slowMs` was due (performance.now()), to set beside what the machine did then. */
   const slowDueAt: number[] = [];
+  let queued = 0;
+  let slowQueued = 0;
   let unreadable: Error | null = null;
   const opened = () => new KeepAlive(url, (error) => (unreadable = error));
   const idle = Array.from({ length: load.connections }, opened);
@@ -278,12 +289,15 @@ export async function runPaced(
   const waiting: number[] = [];
   let out = 0;
   let allAnswered = () => {};
-  const send = (connection: KeepAlive, due: number) => {
+  const send = (connection: KeepAlive, due: number, waited: boolean) => {
     out++;
     connection.send(nextRequest(load, url.host), (status) => {
       out--;
       const latency = tally.answered(status, due);
-      if (latency !== null && load.slowMs !== undefined && latency > load.slowMs) slowDueAt.push(due);
+      if (latency !== null && load.slowMs !== undefined && latency > load.slowMs) {
+        slowDueAt.push(due);
+        if (waited) slowQueued++;
+      }
       let next = connection;
       if (status === null) {
         // A connection that died is replaced, so the pool keeps its size.
@@ -291,8 +305,8 @@ export async function runPaced(
         next = opened();
         all.add(next);
       }
-      const queued = waiting.shift();
-      if (queued !== undefined) send(next, queued);
+      const dueNext = waiting.shift();
+      if (dueNext !== undefined) send(next, dueNext, true);
       else idle.push(next);
       if (out === 0 && waiting.length === 0) allAnswered();
     });
@@ -306,8 +320,11 @@ export async function runPaced(
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
     const connection = idle.pop();
-    if (connection) send(connection, due);
-    else waiting.push(due);
+    if (connection) send(connection, due, false);
+    else {
+      queued++;
+      waiting.push(due);
+    }
   }
   const timeout = setTimeout(() => all.forEach((c) => c.destroy()), HTTP_ANSWER_TIMEOUT_MS);
   try {
@@ -318,5 +335,5 @@ export async function runPaced(
     await Promise.all([...all].map((c) => c.closed));
   }
   if (unreadable) throw unreadable;
-  return { ...tally.result(), slowDueAt };
+  return { ...tally.result(), slowDueAt, queued, slowQueued };
 }

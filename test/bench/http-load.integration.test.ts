@@ -140,6 +140,23 @@ describe('runHttpClosedLoop and runPaced against a real server', () => {
     expect(result.p50).toBeLessThan(40);
   });
 
+  it('paced: counts the requests that waited for a free connection, and which slow ones had', async () => {
+    // Each answer takes 30 ms. At 100/s, one connection cannot keep up: from the second request
+    // on, each waits for the one before, and the wait grows past 40 ms. Over ten connections
+    // (three answers in flight, a few more while a busy machine delays some) none waits.
+    const url = await serve((_body, res) => void setTimeout(() => res.end('ok'), 30));
+    const load = { url, method: 'GET', path: '/', durationS: 0.3, rate: 100, slowMs: 40, build: () => ({ headers: {} }) } as const;
+    const one = await runPaced({ ...load, connections: 1 });
+    expect(one.ok).toBe(30);
+    expect(one.queued).toBe(29);
+    expect(one.slowDueAt.length).toBeGreaterThan(20);
+    expect(one.slowQueued).toBe(one.slowDueAt.length);
+    const ten = await runPaced({ ...load, connections: 10 });
+    expect(ten.ok).toBe(30);
+    expect(ten.queued).toBe(0);
+    expect(ten.slowQueued).toBe(0);
+  });
+
   it('paced: a connection the server drops counts one error, and the pool keeps its size', async () => {
     const url = await serve((_body, res, n) => {
       if (n === 3) return void res.socket!.destroy();
