@@ -6,7 +6,8 @@
  *      the same pool size and concurrency,
  *  (b) a bare Fastify route answering a constant (the framework ceiling), and
  *  (c) the HTTP floor: a bare Fastify route doing only (a)'s INSERT,
- * then the latency at half the maximum rate, and the same create on a second Kassa logging at the
+ * then the latency at half the maximum rate (autocannon, paced over the same sockets, and paced over
+ * sockets enough that none is waited for), and the same create on a second Kassa logging at the
  * default level (the first logs nothing, as the targets have always been measured). The Kassa child's RSS is
  * sampled idle and every 100 ms while it is under load. Each contender (Kassa, the raw INSERT's pool,
  * the bare Fastify and its floor route) first runs `warmupS` of unmeasured full load, so that the first
@@ -250,7 +251,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
       note: `half rate = ${halfRate} req/s, one request every ${(1000 / halfRate).toFixed(1)} ms over a pool of ${options.connections} keep-alive connections, latency from the moment each was due; achieved ${Math.round(paced.rps)} req/s, ${paced.errors} errors` }),
     makeRow({ scenario: S, name: 'create latency p95 at half the max rate, paced', metric: 'p95 latency, evenly spaced arrivals', unit: 'ms', kassa: paced.p95, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p99 at half the max rate, paced', metric: 'p99 latency, evenly spaced arrivals', unit: 'ms', kassa: paced.p99, digits: 2, target: { of: 'kassa', op: '<=', value: HALF_RATE_P99_TARGET_MS },
-      note: `${queuedNote(paced, options.connections)}` }),
+      note: queuedNote(paced, options.connections) }),
     makeRow({ scenario: S, name: `create latency p99 at half the max rate, paced over ${PACED_OPEN_CONNECTIONS} connections`, metric: 'p99 latency, evenly spaced arrivals', unit: 'ms', kassa: pacedOpen.p99, digits: 2,
       note: `the same rate and schedule right after, over ${PACED_OPEN_CONNECTIONS} keep-alive connections instead of ${options.connections}: p50 ${pacedOpen.p50?.toFixed(2)}, p95 ${pacedOpen.p95?.toFixed(2)} ms, achieved ${Math.round(pacedOpen.rps)} req/s, ${pacedOpen.errors} errors; ${queuedNote(pacedOpen, PACED_OPEN_CONNECTIONS)}. No target: the target row's schedule without waits for a socket, 10 s later, so the disk's bursts fall elsewhere` }),
     makeRow({ scenario: S, name: 'disk write bursts during the paced create phase', metric: `50 ms samples in which the disks wrote ≥ ${BURST_BYTES / 1024 / 1024} MiB (/proc/diskstats)`, unit: 'count', kassa: bursts?.length ?? null, digits: 0,
