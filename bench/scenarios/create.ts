@@ -73,6 +73,9 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     const http = { url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS, build } as const;
     return overallRate ? runAutocannon({ ...http, overallRate }) : runHttpClosedLoop(http);
   };
+  /** Evenly paced at `rate` over `connections` sockets, the slow creates named. */
+  const pace = (rate: number, connections: number) =>
+    runPaced({ url: kassa.url, method: 'POST', path: '/v1/payments', connections, durationS: options.durationS, rate, build, slowMs: HALF_RATE_P99_TARGET_MS });
   /** The limit: one single-row INSERT a call, `prefix` keeping each phase's client ids apart. */
   const rawInsert = (sql: postgres.Sql, prefix: string) => (i: number) =>
     sql`insert into bench_raw_insert (client_id, amount) values (${`${prefix}-${i}`}, ${'25.00'})`;
@@ -124,12 +127,12 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     const disk = new DiskWriteSampler().start();
     pacedStart = performance.now();
     try {
-      paced = await runPaced({ url: kassa.url, method: 'POST', path: '/v1/payments', connections: options.connections, durationS: options.durationS, rate: halfRate, build, slowMs: HALF_RATE_P99_TARGET_MS });
+      paced = await pace(halfRate, options.connections);
     } finally {
       bursts = disk.stop();
     }
     options.log(`  create: Kassa at half that rate, evenly paced over ${PACED_OPEN_CONNECTIONS} connections, ${options.durationS} s`);
-    pacedOpen = await runPaced({ url: kassa.url, method: 'POST', path: '/v1/payments', connections: PACED_OPEN_CONNECTIONS, durationS: options.durationS, rate: halfRate, build, slowMs: HALF_RATE_P99_TARGET_MS });
+    pacedOpen = await pace(halfRate, PACED_OPEN_CONNECTIONS);
   } finally {
     peak.stop();
   }
