@@ -8,8 +8,14 @@ import type { BenchDatabase, Child, Cleanup, KassaProcess } from './env.js';
 export type BenchOptions = {
   /** Seconds per load phase (default 10). */
   durationS: number;
-  /** Unmeasured load before the first measured create phase (default 2). */
+  /** Unmeasured load before the first measured create phase (default 10). */
   warmupS: number;
+  /**
+   * Seconds of each paced create phase (default 40). Longer than the kernel's writeback cycle (pages
+   * written back once 30 s dirty, by a flusher waking every 5 s), so that its p99 weighs the disk's
+   * bursts as a Kassa running at that rate meets them, not as one 10 s window happens to.
+   */
+  pacedS: number;
   /** Concurrent HTTP connections / database callers (default 10). */
   connections: number;
   /** postgres.js pool size of the raw limits; Kassa's own pool is 10 (server/main.ts), and its create batches use 2 connections of their own (db/client.ts, the generic-plan pool). */

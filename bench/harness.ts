@@ -23,6 +23,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   // A fresh Node process's create rate climbs for its first ~8-10 s at full load (the JIT): 536 ->
   // ~1,600 creates/s in 2 s slices. With 2 s, the first measured phase still held that climb.
   warmupS: 10,
+  pacedS: 40,
   connections: 10,
   poolSize: 10,
   callbacks: 10_000,
@@ -123,6 +124,7 @@ export async function runBench(input: RunBenchOptions = {}): Promise<Report> {
       },
       options: {
         durationS: options.durationS,
+        pacedS: options.pacedS,
         connections: options.connections,
         poolSize: options.poolSize,
         callbacks: options.callbacks,

@@ -29,6 +29,8 @@ export type Machine = { cpus: number; cpuModel: string; memoryGiB: number; node:
 
 export type BenchOptionsUsed = {
   durationS: number;
+  /** Absent in reports from before the paced phases had their own length. */
+  pacedS?: number;
   connections: number;
   poolSize: number;
   callbacks: number;
@@ -96,7 +98,8 @@ export function machineLine(m: Machine): string {
 /** The markdown summary: a table with misses marked ✗, then the notes. */
 export function renderMarkdown(report: Report): string {
   const lines = [
-    `Kassa bench, ${report.generatedAt} — ${machineLine(report.machine)}; ${report.options.durationS} s per load phase, ` +
+    `Kassa bench, ${report.generatedAt} — ${machineLine(report.machine)}; ${report.options.durationS} s per load phase` +
+      `${report.options.pacedS === undefined ? '' : ` (paced creates ${report.options.pacedS} s)`}, ` +
       `${report.options.connections} connections, pool ${report.options.poolSize}, worker concurrency ${report.options.workerConcurrency}.`,
     '',
     '| # | measurement | metric | Kassa | limit | ratio | unit | target | |',

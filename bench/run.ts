@@ -8,6 +8,7 @@
  *   --readme-only       only rewrite README.md from the existing bench/report.json
  *   --duration <s>      seconds per load phase (10)
  *   --warmup <s>        unmeasured warm-up of each contender before its first create phase (10)
+ *   --paced-duration <s> seconds of each paced create phase (40)
  *   --connections <n>   concurrent connections / callers (10)
  *   --callbacks <n>     callbacks to drain (10000)
  *   --concurrency <n>   worker concurrency (Kassa's default, 12)
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     'readme-only': { type: 'boolean', default: false },
     duration: { type: 'string' },
     warmup: { type: 'string' },
+    'paced-duration': { type: 'string' },
     connections: { type: 'string' },
     callbacks: { type: 'string' },
     concurrency: { type: 'string' },
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
   const report = await runBench({
     durationS: num('duration', values.duration),
     warmupS: values.warmup === '0' ? 0 : num('warmup', values.warmup),
+    pacedS: num('paced-duration', values['paced-duration']),
     connections: num('connections', values.connections),
     callbacks: num('callbacks', values.callbacks),
     workerConcurrency: num('concurrency', values.concurrency),

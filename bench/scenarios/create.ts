@@ -7,7 +7,9 @@
  *  (b) a bare Fastify route answering a constant (the framework ceiling), and
  *  (c) the HTTP floor: a bare Fastify route doing only (a)'s INSERT,
  * then the latency at half the maximum rate (autocannon, paced over the same sockets, and paced over
- * sockets enough that none is waited for), and the same create on a second Kassa logging at the
+ * sockets enough that none is waited for; each paced phase `pacedS`, 40 s by default, so that the
+ * kernel's writeback of what the full-speed phases wrote weighs on its p99 as on a running Kassa's,
+ * not as on one 10 s window), and the same create on a second Kassa logging at the
  * default level (the first logs nothing, as the targets have always been measured). The Kassa child's RSS is
  * sampled idle and every 100 ms while it is under load. Each contender (Kassa, the raw INSERT's pool,
  * the bare Fastify and its floor route) first runs `warmupS` of unmeasured full load, so that the first
@@ -35,8 +37,7 @@ const HALF_RATE_P99_TARGET_MS = 25;
  * socket and the creates due next queue behind them: in standalone paced runs at 1,200/s the slow
  * creates had mostly been sent 17–36 ms after they were due, and the p99 was 42–48 ms over 10
  * sockets against 24–34 ms over 32 (docs/performance-history.md, twenty-third round). No target: a
- * row for the team's reading of the 10-socket one (it runs 10 s later, so the kernel's writeback of
- * the earlier phases may fall in either).
+ * row beside the 10-socket one (it runs one paced phase later, so the disk's bursts fall elsewhere).
  */
 const PACED_OPEN_CONNECTIONS = 64;
 const M = '5 memory';
@@ -75,7 +76,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
   };
   /** Evenly paced at `rate` over `connections` sockets, the slow creates named. */
   const pace = (rate: number, connections: number) =>
-    runPaced({ url: kassa.url, method: 'POST', path: '/v1/payments', connections, durationS: options.durationS, rate, build, slowMs: HALF_RATE_P99_TARGET_MS });
+    runPaced({ url: kassa.url, method: 'POST', path: '/v1/payments', connections, durationS: options.pacedS, rate, build, slowMs: HALF_RATE_P99_TARGET_MS });
   /** The limit: one single-row INSERT a call, `prefix` keeping each phase's client ids apart. */
   const rawInsert = (sql: postgres.Sql, prefix: string) => (i: number) =>
     sql`insert into bench_raw_insert (client_id, amount) values (${`${prefix}-${i}`}, ${'25.00'})`;
@@ -123,7 +124,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     halfRate = Math.max(1, Math.floor(max.rps / 2));
     options.log(`  create: Kassa at half that rate (${halfRate} req/s, autocannon overallRate), ${options.durationS} s`);
     half = await load(kassa.url, halfRate);
-    options.log(`  create: Kassa at half that rate (${halfRate} req/s, evenly paced), ${options.durationS} s`);
+    options.log(`  create: Kassa at half that rate (${halfRate} req/s, evenly paced), ${options.pacedS} s`);
     const disk = new DiskWriteSampler().start();
     pacedStart = performance.now();
     try {
@@ -131,7 +132,7 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     } finally {
       bursts = disk.stop();
     }
-    options.log(`  create: Kassa at half that rate, evenly paced over ${PACED_OPEN_CONNECTIONS} connections, ${options.durationS} s`);
+    options.log(`  create: Kassa at half that rate, evenly paced over ${PACED_OPEN_CONNECTIONS} connections, ${options.pacedS} s`);
     pacedOpen = await pace(halfRate, PACED_OPEN_CONNECTIONS);
   } finally {
     peak.stop();
@@ -251,12 +252,12 @@ export async function createScenario(ctx: BenchContext): Promise<Row[]> {
     makeRow({ scenario: S, name: 'create errors at max rate', metric: 'non-2xx + socket errors', unit: 'count', kassa: max.errors, limit: null, digits: 0,
       ...(max.errors ? { note: `status codes ${JSON.stringify(max.statusCodes)}` } : {}) }),
     makeRow({ scenario: S, name: 'create latency p50 at half the max rate, paced', metric: 'p50 latency, evenly spaced arrivals', unit: 'ms', kassa: paced.p50, digits: 2,
-      note: `half rate = ${halfRate} req/s, one request every ${(1000 / halfRate).toFixed(1)} ms over a pool of ${options.connections} keep-alive connections, latency from the moment each was due; achieved ${Math.round(paced.rps)} req/s, ${paced.errors} errors` }),
+      note: `half rate = ${halfRate} req/s for ${options.pacedS} s, one request every ${(1000 / halfRate).toFixed(1)} ms over a pool of ${options.connections} keep-alive connections, latency from the moment each was due; achieved ${Math.round(paced.rps)} req/s, ${paced.errors} errors` }),
     makeRow({ scenario: S, name: 'create latency p95 at half the max rate, paced', metric: 'p95 latency, evenly spaced arrivals', unit: 'ms', kassa: paced.p95, digits: 2 }),
     makeRow({ scenario: S, name: 'create latency p99 at half the max rate, paced', metric: 'p99 latency, evenly spaced arrivals', unit: 'ms', kassa: paced.p99, digits: 2, target: { of: 'kassa', op: '<=', value: HALF_RATE_P99_TARGET_MS },
       note: queuedNote(paced, options.connections) }),
     makeRow({ scenario: S, name: `create latency p99 at half the max rate, paced over ${PACED_OPEN_CONNECTIONS} connections`, metric: 'p99 latency, evenly spaced arrivals', unit: 'ms', kassa: pacedOpen.p99, digits: 2,
-      note: `the same rate and schedule right after, over ${PACED_OPEN_CONNECTIONS} keep-alive connections instead of ${options.connections}: p50 ${pacedOpen.p50?.toFixed(2)}, p95 ${pacedOpen.p95?.toFixed(2)} ms, achieved ${Math.round(pacedOpen.rps)} req/s, ${pacedOpen.errors} errors; ${queuedNote(pacedOpen, PACED_OPEN_CONNECTIONS)}. No target: the target row's schedule without waits for a socket, 10 s later, so the disk's bursts fall elsewhere` }),
+      note: `the same rate and schedule right after, over ${PACED_OPEN_CONNECTIONS} keep-alive connections instead of ${options.connections}: p50 ${pacedOpen.p50?.toFixed(2)}, p95 ${pacedOpen.p95?.toFixed(2)} ms, achieved ${Math.round(pacedOpen.rps)} req/s, ${pacedOpen.errors} errors; ${queuedNote(pacedOpen, PACED_OPEN_CONNECTIONS)}. No target: the target row's schedule without waits for a socket, ${options.pacedS} s later, so the disk's bursts fall elsewhere` }),
     makeRow({ scenario: S, name: 'disk write bursts during the paced create phase', metric: `50 ms samples in which the disks wrote ≥ ${BURST_BYTES / 1024 / 1024} MiB (/proc/diskstats)`, unit: 'count', kassa: bursts?.length ?? null, digits: 0,
       note: burstNote(bursts, paced.slowDueAt, pacedStart) }),
     makeRow({ scenario: S, name: 'create latency p50 at half the max rate, autocannon', metric: 'p50 latency, autocannon overallRate', unit: 'ms', kassa: half.p50, digits: 2,

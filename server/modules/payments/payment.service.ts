@@ -142,7 +142,7 @@ async function insertRows(client: Sql, rows: readonly PendingInsert[]): Promise<
   return new Set(written.map((row) => row.id));
 }
 
-/** Up to 64 creates a statement; while 2 batches are at the database (generic-plan pool) the next one gathers. */
+/** Up to 64 creates a statement; while a batch is at the database (generic-plan pool, BATCHES_IN_FLIGHT) the next one gathers. */
 const CREATE_BATCH = { maxSize: 64, maxInFlight: BATCHES_IN_FLIGHT, name: 'payment_create' };
 
 /** Each pool's batcher of creates. */
