@@ -106,9 +106,9 @@ export function batched<In, Out>(run: (items: readonly In[]) => Promise<Out[]>, 
         setImmediate(() => {
           /** Sends the batch, measured as held 0 or since the moment it began to wait. */
           const send = (heldSince?: number) => {
-            const now = heldSince === undefined || !measured ? 0 : performance.now();
+            const held = heldSince === undefined ? 0 : (performance.now() - heldSince) / 1000;
             dispatch();
-            measured?.held.observe(heldSince === undefined ? 0 : (now - heldSince) / 1000);
+            measured?.held.observe(held);
           };
           if (inFlight < options.maxInFlight) send();
           else {
