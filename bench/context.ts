@@ -18,7 +18,7 @@ export type BenchOptions = {
   pacedS: number;
   /** Concurrent HTTP connections / database callers (default 10). */
   connections: number;
-  /** postgres.js pool size of the raw limits; Kassa's own pool is 10 (server/main.ts), and its create batches use 2 connections of their own (db/client.ts, the generic-plan pool). */
+  /** postgres.js pool size of the raw limits; Kassa's own pool is 10 (server/main.ts), and its generic-plan pool's 2 connections (db/client.ts, GENERIC_POOL_SIZE) serve the create batches and the read stamps, one batch in flight each. */
   poolSize: number;
   /** Callbacks drained in scenario 3 (default 10,000). */
   callbacks: number;
