@@ -11,6 +11,7 @@ import { cachedPaymentJson, getPayment } from '../../server/modules/payments/ind
 import { createPayment } from '../../server/modules/payments/payment.service.js';
 import { getBusiness } from '../../server/modules/businesses/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { genericPoolPrepared } from '../helpers/db.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -24,13 +25,8 @@ type Plans = { statements: number; generic: number; custom: number };
 
 /** The prepared statements like `pattern` on every connection of the batch pool, and how they were planned. */
 async function genericPlans(pattern: string): Promise<Plans> {
-  // pg_prepared_statements is per session: hold every connection of the pool and ask each.
-  const plansOf = `select count(*)::int as statements, coalesce(sum(generic_plans), 0)::int as generic, coalesce(sum(custom_plans), 0)::int as custom
-    from pg_prepared_statements where statement like $1`;
-  const held = await Promise.all(Array.from({ length: GENERIC_POOL_SIZE }, () => t.db.generic.reserve()));
-  const seen = await Promise.all(held.map(async (c) => (await c.unsafe<Plans[]>(plansOf, [pattern]))[0]!));
-  held.forEach((c) => c.release());
-  return seen.reduce((sum, row) => ({ statements: sum.statements + row.statements, generic: sum.generic + row.generic, custom: sum.custom + row.custom }));
+  const seen = await genericPoolPrepared(t.db, pattern);
+  return { statements: seen.length, generic: seen.reduce((sum, row) => sum + row.generic_plans, 0), custom: seen.reduce((sum, row) => sum + row.custom_plans, 0) };
 }
 
 const planMode = async (sql: TestApp['db']['sql']) => (await sql<{ plan_cache_mode: string }[]>`show plan_cache_mode`)[0]!.plan_cache_mode;

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
-import { connect, type Database } from '../../db/client.js';
+import { connect, GENERIC_POOL_SIZE, type Database } from '../../db/client.js';
 
 const TEMPLATE = 'kassa_template';
 
@@ -36,4 +36,22 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await a.end();
     },
   };
+}
+
+/** A prepared statement of the generic-plan pool, and how often PostgreSQL planned it each way. */
+export type PreparedStatement = { statement: string; generic_plans: number; custom_plans: number };
+
+/**
+ * The generic-plan pool's prepared statements whose text is like `pattern`, from every one of its
+ * connections (pg_prepared_statements is per session: each connection is held and asked).
+ */
+export async function genericPoolPrepared(db: Database, pattern: string): Promise<PreparedStatement[]> {
+  const held = await Promise.all(Array.from({ length: GENERIC_POOL_SIZE }, () => db.generic.reserve()));
+  try {
+    const seen = await Promise.all(held.map((c) => c.unsafe<PreparedStatement[]>(
+      'select statement, generic_plans::int, custom_plans::int from pg_prepared_statements where statement like $1', [pattern])));
+    return seen.flat();
+  } finally {
+    held.forEach((c) => c.release());
+  }
 }

@@ -6,8 +6,8 @@
  * 3,000 businesses, and with 5,000 the create ran at less than half its rate with one (caller-proof.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GENERIC_POOL_SIZE } from '../../../db/client.js';
 import { startTestApp, type TestApp } from '../../helpers/app.js';
+import { genericPoolPrepared } from '../../helpers/db.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -17,13 +17,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** The text of the batch pool's prepared statements like `pattern` (pg_prepared_statements is per session: ask each connection). */
-async function preparedTexts(pattern: string): Promise<string[]> {
-  const held = await Promise.all(Array.from({ length: GENERIC_POOL_SIZE }, () => t.db.generic.reserve()));
-  const texts = await Promise.all(held.map(async (c) => (await c.unsafe<{ statement: string }[]>('select statement from pg_prepared_statements where statement like $1', [pattern])).map((r) => r.statement)));
-  held.forEach((c) => c.release());
-  return [...new Set(texts.flat())];
-}
+/** The text of the batch pool's prepared statements like `pattern`, once each. */
+const preparedTexts = async (pattern: string) => [...new Set((await genericPoolPrepared(t.db, pattern)).map((row) => row.statement))];
 
 /** The statement's generic plan, as the batch pool runs it. */
 async function genericPlan(text: string): Promise<string> {
