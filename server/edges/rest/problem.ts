@@ -173,11 +173,13 @@ export function registerProblemHandlers(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     const methods = allowed.of(path);
+    // No route, so no route's headers: the JSON answers' constant set (helmet is only where documents are).
     if (methods.length > 0 && !methods.includes(request.method)) {
       return sendProblem(reply, problem(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; use ${methods.join(', ')}.`), {
+        ...API_SECURITY_HEADERS,
         allow: methods.join(', '),
       });
     }
-    return sendProblem(reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${path}.`));
+    return sendProblem(reply, problem(404, 'NOT_FOUND', `No route ${request.method} ${path}.`), API_SECURITY_HEADERS);
   });
 }

@@ -115,16 +115,20 @@ function setApiSecurityHeaders(_request: FastifyRequest, reply: FastifyReply, do
   done();
 }
 
+/** A route answering JSON: its security headers are one constant set, with no helmet (edges/app.ts). */
+export const answersJson = (route: AnyRoute) => !route.responseType || route.responseType.startsWith('application/json');
+
 const scopeOf = (route: AnyRoute) => (route.auth === 'ANY_KEY' || route.auth === 'NONE' ? undefined : route.auth);
 
 export function registerRoutes(app: FastifyInstance, deps: Deps, routes: readonly AnyRoute[], options: RegisterOptions = {}): void {
   for (const route of routes) {
     const names = pathParams(route.path);
-    const json = !route.responseType || route.responseType.startsWith('application/json');
+    const json = answersJson(route);
     app.route({
       method: route.method,
       url: route.path,
-      // A JSON answer's security headers never vary: one constant object instead of helmet's hooks.
+      // A JSON answer's security headers never vary: one constant object instead of helmet's hooks
+      // (which, should the route be registered where helmet is, it also opts out of).
       ...(json ? { helmet: false, onRequest: setApiSecurityHeaders } : {}),
       ...(route.auth === 'NONE' ? {} : { preHandler: requireApiKey(deps, scopeOf(route), route.confirmsCaller ? 'IN_STATEMENT' : 'READ_KEY') }),
       handler: async (request, reply) => {
