@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { ROOT } from '../../bench/env.js';
+import { alive, KASSA_BUNDLE, procStat } from '../reliability/support.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'kassa-bench-signal-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -34,10 +35,9 @@ function descendantsOf(root: number): Process[] {
   const all: Process[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
+    const fields = procStat(entry);
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      all.push({ pid: Number(entry), ppid, cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ') });
+      if (fields) all.push({ pid: Number(entry), ppid: Number(fields[1]), cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ') });
     } catch {
       // exited meanwhile
     }
@@ -56,8 +56,6 @@ function descendantsOf(root: number): Process[] {
   }
   return found;
 }
-
-const alive = (pid: number) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
 
 describe('npm run bench, interrupted', () => {
   it('runs the bench in one node process, not under the tsx command', () => {
@@ -87,7 +85,7 @@ describe('npm run bench, interrupted', () => {
     await new Promise((r) => setTimeout(r, 1_000));
     const started = descendantsOf(bench.pid!);
     const postmaster = started.find((p) => /\/postgres -D .*kassa-bench-pg-/.test(p.cmdline));
-    const kassa = started.find((p) => p.cmdline.includes('dist/server/main.js'));
+    const kassa = started.find((p) => p.cmdline.includes(KASSA_BUNDLE));
     expect(postmaster, started.map((p) => p.cmdline).join('\n')).toBeDefined();
     expect(kassa).toBeDefined();
     const dataDir = /-D (\S+)/.exec(postmaster!.cmdline)![1]!;
