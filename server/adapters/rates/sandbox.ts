@@ -26,8 +26,14 @@ export const SANDBOX_EUR_VALUES: Record<PricedCurrency, string> = {
 };
 
 export class SandboxRates implements RatesPort {
+  /** Each pair's rate, divided once (a `Dec` is immutable and the table never changes). */
+  readonly #rates = new Map<string, Dec>();
+
   async rate(from: PricedCurrency, to: PricedCurrency, _at?: Date): Promise<Dec> {
-    return new Dec(SANDBOX_EUR_VALUES[from]).div(SANDBOX_EUR_VALUES[to]);
+    const pair = `${from}/${to}`;
+    let rate = this.#rates.get(pair);
+    if (rate === undefined) this.#rates.set(pair, (rate = new Dec(SANDBOX_EUR_VALUES[from]).div(SANDBOX_EUR_VALUES[to])));
+    return rate;
   }
 
   async provenance(from: PricedCurrency, to: PricedCurrency, at: Date): Promise<{ rate: Dec; sources: string[]; at: Date }> {

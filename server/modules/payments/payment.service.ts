@@ -20,7 +20,7 @@ import {
   CRYPTO_DECIMALS, DEPOSIT_NETWORKS, FIAT_DECIMALS, isCrypto, type FiatCurrency, type Network, type PaymentStatus,
 } from '../money/index.js';
 import { Dec } from '../money/index.js';
-import { UNIFORM_CURRENCY, type PricedCurrency } from '../money/index.js';
+import { UNIFORM_CURRENCY, type PricedCurrency, type RateProvenance } from '../money/index.js';
 import { valuationRates, type LockedRates } from '../money/index.js';
 import {
   withDefaults, type CreatePaymentInput,
@@ -56,7 +56,11 @@ export function lockedColumns(locked: LockedRates) {
 
 /** The rate that priced a payment, with its sources and time (stored as `pricing_rate`). */
 export async function pricingRate(deps: Deps, from: PricedCurrency, to: PricedCurrency, at: Date) {
-  const p = await deps.rates.provenance(from, to, at);
+  return pricingRateColumn(from, to, await deps.rates.provenance(from, to, at));
+}
+
+/** The `pricing_rate` column of a rate already asked. */
+function pricingRateColumn(from: PricedCurrency, to: PricedCurrency, p: { rate: Dec } & RateProvenance) {
   return { pricingRate: { from, to, rate: p.rate.toString(), sources: p.sources, at: p.at.toISOString() } };
 }
 
@@ -293,7 +297,8 @@ async function price(
       requestedAt: now,
     };
   } else if (input.displayCurrency && input.displayAmount) {
-    const p = await priceFiat(deps.rates, input.displayCurrency, new Dec(input.displayAmount), fees, now);
+    const provenance = await deps.rates.provenance(input.displayCurrency, UNIFORM_CURRENCY, now);
+    const p = priceFiat(input.displayCurrency, new Dec(input.displayAmount), fees, provenance.rate);
     status = 'NEW';
     priced = {
       pricedIn: 'FIAT',
@@ -301,7 +306,7 @@ async function price(
       expectedDisplayAmount: p.expectedDisplayAmount.toFixed(FIAT_DECIMALS[input.displayCurrency]),
       expectedDisplayFee: p.expectedDisplayFee.toFixed(FIAT_DECIMALS[input.displayCurrency]),
       expectedUniformAmount: p.expectedUniformAmount.toFixed(2),
-      ...(await pricingRate(deps, input.displayCurrency, UNIFORM_CURRENCY, now)),
+      ...pricingRateColumn(input.displayCurrency, UNIFORM_CURRENCY, provenance),
     };
   } else {
     // The schema guarantees one of the two; this keeps the types honest.

@@ -31,17 +31,14 @@ export type CryptoPrice = {
   rate: Dec;
 };
 
-/** A payment priced in fiat: the user's fee share goes on top of the requested amount. */
-export async function priceFiat(
-  rates: RatesPort,
-  currency: FiatCurrency,
-  amount: Dec,
-  fees: FeeSettings,
-  at: Date,
-): Promise<FiatPrice> {
+/**
+ * A payment priced in fiat: the user's fee share goes on top of the requested amount. `toUniform` is
+ * the rate of `currency` in the uniform currency, asked once by the caller, so that the payment is
+ * priced at the very rate it records (`pricing_rate`).
+ */
+export function priceFiat(currency: FiatCurrency, amount: Dec, fees: FeeSettings, toUniform: Dec): FiatPrice {
   const fee = roundTo(userFeeOnTop(amount, fees), currency);
-  const toEur = await rates.rate(currency, UNIFORM_CURRENCY, at);
-  return { expectedDisplayAmount: amount, expectedDisplayFee: fee, expectedUniformAmount: roundTo(amount.add(fee).mul(toEur), UNIFORM_CURRENCY) };
+  return { expectedDisplayAmount: amount, expectedDisplayFee: fee, expectedUniformAmount: roundTo(amount.add(fee).mul(toUniform), UNIFORM_CURRENCY) };
 }
 
 /** The crypto amount that covers a fiat price (NEW → PENDING, or a crypto-priced payment's display value). */

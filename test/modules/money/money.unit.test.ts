@@ -193,7 +193,7 @@ describe('fees (CONTRACT §5)', () => {
 
 describe('pricing against the sandbox rates', () => {
   it('priceFiat: EUR 150 without user fee', async () => {
-    const p = await priceFiat(rates, 'EUR', new Dec('150'), fees('1', '0'), AT);
+    const p = priceFiat('EUR', new Dec('150'), fees('1', '0'), await rates.rate('EUR', 'EUR', AT));
     expect(p.expectedDisplayAmount.toFixed()).toBe('150');
     expect(p.expectedDisplayFee.toFixed()).toBe('0');
     expect(p.expectedUniformAmount.toFixed(2)).toBe('150.00');
@@ -201,13 +201,13 @@ describe('pricing against the sandbox rates', () => {
 
   it('priceFiat: USD 100 is 92.00 EUR uniform', async () => {
     // 100 USD × 0.92 EUR/USD = 92.00 EUR
-    const p = await priceFiat(rates, 'USD', new Dec('100'), fees('1', '0'), AT);
+    const p = priceFiat('USD', new Dec('100'), fees('1', '0'), await rates.rate('USD', 'EUR', AT));
     expect(p.expectedUniformAmount.toFixed(2)).toBe('92.00');
   });
 
   it('priceFiat: the user fee goes on top, and into the uniform amount', async () => {
     // F=2, U=50: fee = 100·2/100·50/100 = 1.00 USD; uniform = (100 + 1) × 0.92 = 92.92 EUR
-    const p = await priceFiat(rates, 'USD', new Dec('100'), fees('2', '50'), AT);
+    const p = priceFiat('USD', new Dec('100'), fees('2', '50'), await rates.rate('USD', 'EUR', AT));
     expect(p.expectedDisplayAmount.toFixed(2)).toBe('100.00');
     expect(p.expectedDisplayFee.toFixed(2)).toBe('1.00');
     expect(p.expectedUniformAmount.toFixed(2)).toBe('92.92');
@@ -216,11 +216,11 @@ describe('pricing against the sandbox rates', () => {
   it('priceFiat: the fee is rounded HALF_EVEN to the display currency (JPY, 0 decimals)', async () => {
     // JPY 1100, F=1, U=50: fee = 1100·0.01·0.5 = 5.5 → 6 (tie, 5 odd → 6)
     // uniform = (1100 + 6) × 0.0062 = 6.8572 → 6.86 EUR
-    const a = await priceFiat(rates, 'JPY', new Dec('1100'), fees('1', '50'), AT);
+    const a = priceFiat('JPY', new Dec('1100'), fees('1', '50'), await rates.rate('JPY', 'EUR', AT));
     expect(a.expectedDisplayFee.toFixed()).toBe('6');
     expect(a.expectedUniformAmount.toFixed(2)).toBe('6.86');
     // JPY 1300: fee = 6.5 → 6 (tie, 6 even)
-    const b = await priceFiat(rates, 'JPY', new Dec('1300'), fees('1', '50'), AT);
+    const b = priceFiat('JPY', new Dec('1300'), fees('1', '50'), await rates.rate('JPY', 'EUR', AT));
     expect(b.expectedDisplayFee.toFixed()).toBe('6');
   });
 
