@@ -28,11 +28,20 @@ export type Database = {
    * as a parameter.
    */
   generic: Sql;
+  /**
+   * One connection of generic plans for the payment create batches alone. One, so that a batch let
+   * out while another is at the database (platform/batch.ts, `pipelined`) waits in the same
+   * backend's socket and runs the moment the one ahead commits, instead of waiting for Kassa to read
+   * that answer and send it (about half of each batch's cycle), and never runs beside it on a second
+   * backend (two batches at once lock the same business row for their foreign keys: a MultiXact).
+   */
+  creates: Sql;
   close: () => Promise<void>;
 };
 
 /**
- * Batches a batcher keeps at the database at once. One: while it is out the next batch gathers, so
+ * Batches a batcher keeps at the database at once (the creates let a second out behind the first
+ * once it is as large, `pipelined` in platform/batch.ts). One: while it is out the next batch gathers, so
  * batches carry more rows and PostgreSQL pays a statement's fixed cost and its commit's flush fewer
  * times. Against 2, alternating 5 s rounds with a load generator that no longer took a third of a
  * core from the machine (bench/load.ts): 2,712 against 2,206 creates/s, PostgreSQL 0.188 against
@@ -41,10 +50,10 @@ export type Database = {
  */
 export const BATCHES_IN_FLIGHT = 1;
 /**
- * Connections of the generic-plan pool: one for each batch in flight of the two batchers on it
- * (payment creates, payment read stamps), so neither waits for the other's connection.
+ * Connections of the generic-plan pool: one for each batch in flight of the batcher on it (payment
+ * read stamps; the creates have a connection of their own, `Database.creates`).
  */
-export const GENERIC_POOL_SIZE = 2 * BATCHES_IN_FLIGHT;
+export const GENERIC_POOL_SIZE = BATCHES_IN_FLIGHT;
 
 /**
  * The rows of a postgres.js query, with its parameters dropped from the query object once it is
@@ -78,11 +87,12 @@ export function connect(url: string, options: { max?: number } = {}): Database {
   const sql = open(options.max ?? 10);
   // postgres.js connects on first use: a process that never runs a batched statement opens none.
   const generic = open(GENERIC_POOL_SIZE, { plan_cache_mode: 'force_generic_plan' });
+  const creates = open(1, { plan_cache_mode: 'force_generic_plan' });
   // drizzle sends queries as unnamed statements (planned per execution) unless built with
   // `.prepare(name)`: only a few hot, index-lookup queries are (`preparedPerPool`). Preparing every
   // query was tried: in the soak's mixed load, generic plans made it 35% slower (42.6 vs 66 op/s).
   const db = drizzle(sql, { schema });
-  return { sql, db, url, generic, close: async () => void (await Promise.all([sql.end({ timeout: 5 }), generic.end({ timeout: 5 })])) };
+  return { sql, db, url, generic, creates, close: async () => void (await Promise.all([sql.end({ timeout: 5 }), generic.end({ timeout: 5 }), creates.end({ timeout: 5 })])) };
 }
 
 /**

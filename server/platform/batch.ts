@@ -12,7 +12,9 @@
  * A batch is sent on the next turn of the event loop (`setImmediate`: after the requests read in
  * the same poll phase have reached it), or when `maxSize` items wait. While `maxInFlight` batches
  * are at the database, the next one keeps gathering instead of queueing behind them in the pool:
- * batches grow with the load and a lone request waits for nothing.
+ * batches grow with the load and a lone request waits for nothing. With `pipelined`, a gathering
+ * batch also goes once it is as large as the newest one out, so that on a connection of its own it
+ * waits in the backend and the database does not wait for this process between two batches.
  */
 import DataLoader from 'dataloader';
 import { Histogram } from 'prom-client';
@@ -20,6 +22,12 @@ import { Histogram } from 'prom-client';
 export type BatchOptions = {
   maxSize: number;
   maxInFlight: number;
+  /**
+   * Also let a gathered batch out while `maxInFlight` are at the database, once it carries as many
+   * items as the newest batch out (up to `pipelined` batches out in all): on a pool of one
+   * connection it then waits in the backend's socket and runs the moment the one ahead commits.
+   */
+  pipelined?: number;
   /** The `batch` label of this batcher's series in /metrics; an unnamed batcher is not measured. */
   name?: string;
 };
@@ -78,6 +86,10 @@ export function batched<In, Out>(run: (items: readonly In[]) => Promise<Out[]>, 
   };
   const measured = meter(options.name);
   let inFlight = 0;
+  /** Items of the newest batch let out. */
+  let newestSize = 0;
+  /** The batch gathering now: its items so far, and its send once it is held. */
+  let gathering: { count: number; send: (() => void) | null } = { count: 0, send: null };
   const waiting: (() => void)[] = [];
   const release = () => {
     inFlight--;
@@ -86,6 +98,7 @@ export function batched<In, Out>(run: (items: readonly In[]) => Promise<Out[]>, 
   const loader = new DataLoader<In, Out>(
     async (items) => {
       inFlight++;
+      newestSize = items.length;
       const sent = measured ? performance.now() : 0;
       try {
         return await runEach(items);
@@ -102,7 +115,9 @@ export function batched<In, Out>(run: (items: readonly In[]) => Promise<Out[]>, 
     {
       cache: false,
       maxBatchSize: options.maxSize,
-      batchScheduleFn: (dispatch) =>
+      batchScheduleFn: (dispatch) => {
+        const batch = { count: 0, send: null as (() => void) | null };
+        gathering = batch;
         setImmediate(() => {
           /** Sends the batch, measured as held 0 or since the moment it began to wait. */
           const send = (heldSince?: number) => {
@@ -113,10 +128,29 @@ export function batched<In, Out>(run: (items: readonly In[]) => Promise<Out[]>, 
           if (inFlight < options.maxInFlight) send();
           else {
             const heldSince = performance.now();
-            waiting.push(() => send(heldSince));
+            const go = () => {
+              batch.send = null;
+              send(heldSince);
+            };
+            batch.send = go;
+            waiting.push(go);
+            letOutIfFull();
           }
-        }),
+        });
+      },
     },
   );
-  return (item) => loader.load(item);
+  /** The held batch let out beside those at the database, once as large as the newest of them. */
+  const letOutIfFull = () => {
+    const held = gathering.send;
+    if (held === null || !options.pipelined || inFlight >= options.pipelined || gathering.count < newestSize) return;
+    waiting.splice(waiting.indexOf(held), 1);
+    held();
+  };
+  return (item) => {
+    const answer = loader.load(item);
+    gathering.count++;
+    letOutIfFull();
+    return answer;
+  };
 }

@@ -1,9 +1,9 @@
 /**
- * db/client.ts opens two pools: the main one, where PostgreSQL chooses custom or generic plans
- * itself (a status given as a parameter still reaches its partial index), and the small one for
- * batched statements over arrays, which always runs the generic plan (the create INSERT was
- * planned again on every execution). The create batch and the read stamps' batch must use the
- * second pool, one connection for each batch either keeps in flight.
+ * db/client.ts opens three pools: the main one, where PostgreSQL chooses custom or generic plans
+ * itself (a status given as a parameter still reaches its partial index), and two for batched
+ * statements over arrays, which always run the generic plan (the create INSERT was planned again
+ * on every execution): the read stamps' batch pool, one connection for each batch it keeps in
+ * flight, and the creates' one connection, where a second batch waits behind the first.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answered, BATCHES_IN_FLIGHT, GENERIC_POOL_SIZE } from '../../db/client.js';
@@ -31,15 +31,16 @@ async function genericPlans(pattern: string): Promise<Plans> {
 
 const planMode = async (sql: TestApp['db']['sql']) => (await sql<{ plan_cache_mode: string }[]>`show plan_cache_mode`)[0]!.plan_cache_mode;
 
-describe('the two pools of a Database', () => {
-  it('the main pool plans as PostgreSQL chooses; the batch pool always uses generic plans', async () => {
+describe('the three pools of a Database', () => {
+  it('the main pool plans as PostgreSQL chooses; the batch pool and the creates connection always use generic plans', async () => {
     expect(await planMode(t.db.sql)).toBe('auto');
     expect(await planMode(t.db.generic)).toBe('force_generic_plan');
+    expect(await planMode(t.db.creates)).toBe('force_generic_plan');
     expect(BATCHES_IN_FLIGHT).toBe(1);
-    expect(GENERIC_POOL_SIZE).toBe(2);
+    expect(GENERIC_POOL_SIZE).toBe(1);
   });
 
-  it('a batch of creates runs its INSERT as a prepared statement of the batch pool, with its generic plan', async () => {
+  it('a batch of creates runs its INSERT as a prepared statement of the creates connection, with its generic plan', async () => {
     const caller = { businessId: t.business.businessId, apiKey: t.business.apiKey, business: await getBusiness(t.db.db, t.business.businessId) };
     const input = (clientPaymentId: string) => ({ clientPaymentId, businessId: t.business.businessId, locale: 'en-US', displayCurrency: 'EUR' as const, displayAmount: '3.00' });
     for (let round = 0; round < 3; round++) {

@@ -38,15 +38,16 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-/** A prepared statement of the generic-plan pool, and how often PostgreSQL planned it each way. */
+/** A prepared statement of the generic-plan pools, and how often PostgreSQL planned it each way. */
 export type PreparedStatement = { statement: string; generic_plans: number; custom_plans: number };
 
 /**
- * The generic-plan pool's prepared statements whose text is like `pattern`, from every one of its
- * connections (pg_prepared_statements is per session: each connection is held and asked).
+ * The generic-plan pools' prepared statements (the batch pool's and the creates' connection) whose
+ * text is like `pattern`, from every connection (pg_prepared_statements is per session: each
+ * connection is held and asked).
  */
 export async function genericPoolPrepared(db: Database, pattern: string): Promise<PreparedStatement[]> {
-  const held = await Promise.all(Array.from({ length: GENERIC_POOL_SIZE }, () => db.generic.reserve()));
+  const held = await Promise.all([...Array.from({ length: GENERIC_POOL_SIZE }, () => db.generic.reserve()), db.creates.reserve()]);
   try {
     const seen = await Promise.all(held.map((c) => c.unsafe<PreparedStatement[]>(
       'select statement, generic_plans::int, custom_plans::int from pg_prepared_statements where statement like $1', [pattern])));

@@ -61,6 +61,31 @@ describe('batched', () => {
     expect(await Promise.all([...later, last])).toEqual(['done 2', 'done 3', 'done 4']);
   });
 
+  it('pipelined: lets a gathering batch out beside the one at the database once it is as large, not before', async () => {
+    const r = recorder<number>();
+    const add = batched(r.run, { maxSize: 64, maxInFlight: 1, pipelined: 2 });
+    const first = [add(1), add(2), add(3)];
+    await turn();
+    expect(r.calls).toEqual([[1, 2, 3]]);
+    // Two items are fewer than the three out: they wait.
+    const second = [add(4), add(5)];
+    await turn();
+    expect(r.calls).toEqual([[1, 2, 3]]);
+    // The third makes it as large: it goes at once, while [1, 2, 3] is still out.
+    second.push(add(6));
+    expect(r.calls).toEqual([[1, 2, 3], [4, 5, 6]]);
+    // Two are out, the most `pipelined` allows: the next gathers however large it grows.
+    const third = [7, 8, 9, 10].map((n) => add(n));
+    await turn();
+    expect(r.calls).toHaveLength(2);
+    r.openAll();
+    expect(await Promise.all([...first, ...second])).toEqual(['done 1', 'done 2', 'done 3', 'done 4', 'done 5', 'done 6']);
+    await turn();
+    expect(r.calls).toEqual([[1, 2, 3], [4, 5, 6], [7, 8, 9, 10]]);
+    r.openAll();
+    expect(await Promise.all(third)).toEqual(['done 7', 'done 8', 'done 9', 'done 10']);
+  });
+
   it('runs a batch refused as a whole again an item at a time, so only the bad item fails', async () => {
     const calls: string[][] = [];
     const add = batched(
