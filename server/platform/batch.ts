@@ -93,7 +93,9 @@ export function batched<In, Out>(run: (items: readonly In[]) => Promise<Out[]>, 
   const waiting: (() => void)[] = [];
   const release = () => {
     inFlight--;
-    waiting.shift()?.();
+    // With one let out behind it still out, the next goes only as large as that one (letOutIfFull).
+    if (inFlight < options.maxInFlight) waiting.shift()?.();
+    else letOutIfFull();
   };
   const loader = new DataLoader<In, Out>(
     async (items) => {

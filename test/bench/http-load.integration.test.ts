@@ -150,7 +150,10 @@ describe('runHttpClosedLoop and runPaced against a real server', () => {
     expect(one.ok).toBe(30);
     expect(one.queued).toBe(29);
     expect(one.slowDueAt.length).toBeGreaterThan(20);
-    expect(one.slowQueued).toBe(one.slowDueAt.length);
+    // Every slow one had waited but, at most, the first: sent at once, it is slow too when a busy
+    // machine (the suite's other files in parallel) delays its connection and answer past 40 ms.
+    expect(one.slowQueued).toBeGreaterThan(20);
+    expect(one.slowQueued).toBeGreaterThanOrEqual(one.slowDueAt.length - 1);
     const ten = await runPaced({ ...load, connections: 10 });
     expect(ten.ok).toBe(30);
     expect(ten.queued).toBe(0);

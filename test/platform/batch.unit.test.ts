@@ -86,6 +86,34 @@ describe('batched', () => {
     expect(await Promise.all(third)).toEqual(['done 7', 'done 8', 'done 9', 'done 10']);
   });
 
+  it('pipelined: when the first of two out comes back, a smaller gathered batch waits for the second', async () => {
+    // A runner answering each call on its own, so that the first of two can come back alone.
+    const calls: number[][] = [];
+    const opens: (() => void)[] = [];
+    const run = (items: readonly number[]) => new Promise<string[]>((resolve) => {
+      calls.push([...items]);
+      opens.push(() => resolve(items.map((n) => `done ${n}`)));
+    });
+    const add = batched(run, { maxSize: 64, maxInFlight: 1, pipelined: 2 });
+    const answers = [add(1), add(2)];
+    await turn();
+    answers.push(add(3), add(4));
+    await turn();
+    expect(calls).toEqual([[1, 2], [3, 4]]);
+    answers.push(add(5));
+    await turn();
+    // [1, 2] comes back; [3, 4] is still out and [5] is smaller: it waits.
+    opens[0]!();
+    await turn();
+    expect(calls).toHaveLength(2);
+    // [3, 4] comes back: [5] goes.
+    opens[1]!();
+    await turn();
+    expect(calls).toEqual([[1, 2], [3, 4], [5]]);
+    opens[2]!();
+    expect(await Promise.all(answers)).toEqual(['done 1', 'done 2', 'done 3', 'done 4', 'done 5']);
+  });
+
   it('runs a batch refused as a whole again an item at a time, so only the bad item fails', async () => {
     const calls: string[][] = [];
     const add = batched(

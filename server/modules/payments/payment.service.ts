@@ -156,7 +156,8 @@ async function insertRows(client: Sql, rows: readonly PendingInsert[]): Promise<
  * no longer waits for Kassa between two batches. `npm run bench:ab`, eight rounds of 5 s, twice:
  * 3,306 against 3,101 and 3,272 against 2,838 creates/s, faster in 7 and 6 of 8 rounds, PostgreSQL's
  * CPU a create the same (0.139 and 0.137, 0.149 and 0.147 ms); a third batch let out as well: 2,494
- * against 2,684 (docs/performance-history.md, twenty-eighth round).
+ * against 2,684; the next batch let out whatever its size when the first of two comes back: 2,899
+ * against 3,062 (docs/performance-history.md, twenty-eighth round).
  */
 const CREATE_BATCH = { maxSize: 64, maxInFlight: BATCHES_IN_FLIGHT, pipelined: 2, name: 'payment_create' };
 
